@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { wireErrorSchema } from "./pedelec-error.js";
+import { sessionEventEnvelopeSchema } from "./session-events.js";
+import { pageOriginSchema } from "./origin.js";
+import { requestIdSchema } from "./page-wire.js";
+
+/** Largest frame on the Core socket; a bigger one is answered with MESSAGE_TOO_LARGE and the connection closed. */
+export const MAX_CORE_FRAME_BYTES = 16 * 1024 * 1024;
+
+/** Client (native host, pedelec-cli, pedelec) → Core. */
+export const coreRequestFrameSchema = z.strictObject({
+  kind: z.literal("request"),
+  id: requestIdSchema,
+  type: z.string().min(1).max(64),
+  /** The page origin the extension stamped; present exactly for requests that came from a page. */
+  origin: pageOriginSchema.optional(),
+  payload: z.unknown(),
+});
+export type CoreRequestFrame = z.infer<typeof coreRequestFrameSchema>;
+
+export const coreResponseFrameSchema = z.union([
+  z.object({ kind: z.literal("response"), id: requestIdSchema, ok: z.literal(true), result: z.unknown() }),
+  z.object({ kind: z.literal("response"), id: requestIdSchema, ok: z.literal(false), error: wireErrorSchema }),
+]);
+export type CoreResponseFrame = z.infer<typeof coreResponseFrameSchema>;
+
+export const coreEventFrameSchema = z.object({ kind: z.literal("event"), envelope: sessionEventEnvelopeSchema });
+export type CoreEventFrame = z.infer<typeof coreEventFrameSchema>;
+
+/** Sent right before Core closes a connection it cannot continue (a malformed or oversized frame). */
+export const coreFatalFrameSchema = z.object({ kind: z.literal("fatal"), error: wireErrorSchema });
+export type CoreFatalFrame = z.infer<typeof coreFatalFrameSchema>;
+
+/** Core → client. */
+export const coreServerFrameSchema = z.union([coreResponseFrameSchema, coreEventFrameSchema, coreFatalFrameSchema]);
+export type CoreServerFrame = z.infer<typeof coreServerFrameSchema>;

@@ -1,0 +1,35 @@
+import { z } from "zod";
+
+/** The agent backends a session can use. */
+export const PROVIDER_CODES = ["codex", "antigravity", "opencode", "cursor", "claude", "ollama"] as const;
+export const providerCodeSchema = z.enum(PROVIDER_CODES);
+export type ProviderCode = z.infer<typeof providerCodeSchema>;
+
+export const EFFORT_LEVELS = ["low", "medium", "high"] as const;
+export const effortLevelSchema = z.enum(EFFORT_LEVELS);
+export type EffortLevel = z.infer<typeof effortLevelSchema>;
+
+/** Session status machine: idle ⇄ running ⇄ waiting_tool_result, → error (recoverable), → ended (final). */
+export const SESSION_STATUSES = ["idle", "running", "waiting_tool_result", "ended", "error"] as const;
+export const sessionStatusSchema = z.enum(SESSION_STATUSES);
+export type SessionStatus = z.infer<typeof sessionStatusSchema>;
+
+export const accessModeSchema = z.enum(["sandbox", "full"]);
+export type AccessMode = z.infer<typeof accessModeSchema>;
+
+export const turnKindSchema = z.enum(["user", "prepare"]);
+export type TurnKind = z.infer<typeof turnKindSchema>;
+
+/** Session ids double as thread ids (workspace folder names, `--thread-id`), so they are path-safe. */
+export const sessionIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$/, "must be 8–128 letters, digits, '_' or '-'");
+
+/** Turn ids are chosen by the SDK; opaque, path-safe and short. */
+export const turnIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1–128 letters, digits, '_' or '-'");
+
+export const toolRequestIdSchema = z.string().min(1).max(128);
+
+/** A JSON value (what tool args and tool results must be). */
+export const jsonValueSchema = z.json();
+export type JsonValue = z.infer<typeof jsonValueSchema>;

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { coreEventFrameSchema, coreFatalFrameSchema, coreRequestFrameSchema, coreResponseFrameSchema } from "./core-wire.js";
+import { wireErrorSchema } from "./pedelec-error.js";
+
+/** The Native Messaging host name registered with the browser. */
+export const NATIVE_HOST_NAME = "com.pedelec.native_host";
+
+/** Chrome refuses messages from a host larger than 1 MiB; stay well under it. */
+export const MAX_NATIVE_MESSAGE_BYTES = 1024 * 1024;
+export const NATIVE_CHUNK_BYTES = 768 * 1024;
+
+/** Extension → native host: Core request frames, verbatim. */
+export const extensionToHostMessageSchema = coreRequestFrameSchema;
+export type ExtensionToHostMessage = z.infer<typeof extensionToHostMessageSchema>;
+
+/** A piece of a message too large for one native message; reassembled by the receiver in index order. */
+export const chunkFrameSchema = z.strictObject({
+  kind: z.literal("chunk"),
+  chunkId: z.string().min(1).max(64),
+  index: z.number().int().min(0),
+  count: z.number().int().min(2).max(4096),
+  data: z.string(),
+});
+export type ChunkFrame = z.infer<typeof chunkFrameSchema>;
+
+/** The host says hello once it runs, and tells when its link to Core changes. */
+export const hostStatusFrameSchema = z.object({
+  kind: z.literal("host-status"),
+  version: z.string(),
+  core: z.enum(["connecting", "connected", "unavailable"]),
+  error: wireErrorSchema.optional(),
+});
+export type HostStatusFrame = z.infer<typeof hostStatusFrameSchema>;
+
+/** Native host → extension. */
+export const hostToExtensionMessageSchema = z.union([
+  coreResponseFrameSchema,
+  coreEventFrameSchema,
+  coreFatalFrameSchema,
+  hostStatusFrameSchema,
+  chunkFrameSchema,
+]);
+export type HostToExtensionMessage = z.infer<typeof hostToExtensionMessageSchema>;

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { sessionRequestSchemas, type SessionRequestType } from "./requests.js";
+import { wireErrorSchema } from "./pedelec-error.js";
+import { sessionEventEnvelopeSchema } from "./session-events.js";
+
+/** The name SDK ports use when they connect to the extension. */
+export const SDK_PORT_NAME = "pedelec-sdk";
+
+/** Requests the extension answers itself, without Core. */
+export const extensionRequestSchemas = {
+  getApprovalStatus: {
+    payload: z.strictObject({}),
+    result: z.object({
+      installed: z.literal(true),
+      approved: z.boolean(),
+      origin: z.string(),
+      /** Whether the extension holds a live connection to the desktop runtime. */
+      appConnected: z.boolean(),
+    }),
+  },
+} as const;
+export type ExtensionRequestType = keyof typeof extensionRequestSchemas;
+
+/** Session requests a page may make (subscribeSession is internal to the extension). */
+export const PAGE_SESSION_REQUEST_TYPES = [
+  "createSession",
+  "resumeSession",
+  "sendText",
+  "submitToolResult",
+  "cancelTurn",
+  "endSession",
+] as const satisfies readonly SessionRequestType[];
+export type PageSessionRequestType = (typeof PAGE_SESSION_REQUEST_TYPES)[number];
+
+export const pageRequestSchemas = {
+  ...extensionRequestSchemas,
+  createSession: sessionRequestSchemas.createSession,
+  resumeSession: sessionRequestSchemas.resumeSession,
+  sendText: sessionRequestSchemas.sendText,
+  submitToolResult: sessionRequestSchemas.submitToolResult,
+  cancelTurn: sessionRequestSchemas.cancelTurn,
+  endSession: sessionRequestSchemas.endSession,
+} as const;
+export type PageRequestType = keyof typeof pageRequestSchemas;
+export type PageRequestPayload<T extends PageRequestType> = z.input<(typeof pageRequestSchemas)[T]["payload"]>;
+export type PageRequestResult<T extends PageRequestType> = z.infer<(typeof pageRequestSchemas)[T]["result"]>;
+
+export function isPageRequestType(type: string): type is PageRequestType {
+  return Object.hasOwn(pageRequestSchemas, type);
+}
+
+export const requestIdSchema = z.string().min(1).max(128);
+
+/** Page → extension. */
+export const pageRequestSchema = z.strictObject({
+  id: requestIdSchema,
+  type: z.string().min(1).max(64),
+  payload: z.unknown(),
+});
+export type PageRequest = z.infer<typeof pageRequestSchema>;
+
+/** Extension → page: the answer to one request. */
+export const pageResponseSchema = z.union([
+  z.object({ id: requestIdSchema, ok: z.literal(true), result: z.unknown() }),
+  z.object({ id: requestIdSchema, ok: z.literal(false), error: wireErrorSchema }),
+]);
+export type PageResponse = z.infer<typeof pageResponseSchema>;
+
+/**
+ * Extension → page: a request is waiting on something outside the bridge (the user's approval), so the SDK
+ * pauses its bridge timeout until the stage is settled.
+ */
+export const pageRequestProgressSchema = z.object({
+  type: z.literal("request-progress"),
+  id: requestIdSchema,
+  stage: z.enum(["awaiting-approval", "approval-settled"]),
+});
+export type PageRequestProgress = z.infer<typeof pageRequestProgressSchema>;
+
+/** Every message the extension sends to a page. */
+export const extensionToPageMessageSchema = z.union([
+  sessionEventEnvelopeSchema,
+  pageRequestProgressSchema,
+  pageResponseSchema,
+]);
+export type ExtensionToPageMessage = z.infer<typeof extensionToPageMessageSchema>;

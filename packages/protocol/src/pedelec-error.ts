@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { ERROR_CODES, type ErrorCode, isErrorCode } from "./error-codes.js";
+
+/** An error as it travels on every wire: a catalogue code, a human message, optional details. */
+export const wireErrorSchema = z.object({
+  code: z.enum(ERROR_CODES),
+  message: z.string(),
+  details: z.unknown().optional(),
+});
+export type WireError = z.infer<typeof wireErrorSchema>;
+
+/**
+ * The one error type of Pedelec. Every failure that crosses a boundary is a PedelecError with a code from
+ * the catalogue; `toWire()` and `fromWire()` carry it across hops unchanged.
+ *
+ * @example
+ * ```ts
+ * try { await session.sendText("hi"); }
+ * catch (error) { if (error instanceof PedelecError && error.code === "SESSION_BUSY") { showBusy(); } }
+ * ```
+ */
+export class PedelecError extends Error {
+  /** A code from the catalogue, e.g. `"SESSION_BUSY"`. */
+  readonly code: ErrorCode;
+  /** Extra machine-readable context, such as a provider's stderr or a schema issue list. */
+  readonly details?: unknown;
+
+  constructor(code: ErrorCode, message: string, details?: unknown) {
+    super(message);
+    this.name = "PedelecError";
+    this.code = code;
+    if (details !== undefined) this.details = details;
+  }
+
+  toWire(): WireError {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details };
+  }
+
+  static fromWire(error: WireError): PedelecError {
+    return new PedelecError(error.code, error.message, error.details);
+  }
+
+  /** Wraps anything thrown into a PedelecError, keeping an existing code. */
+  static from(error: unknown, fallbackCode: ErrorCode, fallbackMessage?: string): PedelecError {
+    if (error instanceof PedelecError) return error;
+    if (isWireErrorLike(error)) return new PedelecError(error.code, error.message, error.details);
+    const message = error instanceof Error ? error.message : String(error);
+    return new PedelecError(fallbackCode, fallbackMessage ? `${fallbackMessage}: ${message}` : message);
+  }
+}
+
+function isWireErrorLike(value: unknown): value is WireError {
+  if (typeof value !== "object" || value === null) return false;
+  const candidate = value as { code?: unknown; message?: unknown };
+  return isErrorCode(candidate.code) && typeof candidate.message === "string";
+}

@@ -1,0 +1,128 @@
+import { z } from "zod";
+import {
+  accessModeSchema,
+  effortLevelSchema,
+  providerCodeSchema,
+  sessionIdSchema,
+  sessionStatusSchema,
+  toolRequestIdSchema,
+  turnIdSchema,
+} from "./domain.js";
+import { wireErrorSchema } from "./pedelec-error.js";
+import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
+
+/** Largest user message accepted by sendText (characters). */
+export const MAX_TEXT_LENGTH = 1_000_000;
+
+export const createSessionInputSchema = z
+  .strictObject({
+    provider: providerCodeSchema.optional(),
+    effortLevel: effortLevelSchema.optional(),
+    model: z.string().min(1).max(200).optional(),
+    skills: skillsManifestSchema.optional(),
+    workspace: z.strictObject({ path: z.string().min(1).max(4096) }).optional(),
+    access: accessModeSchema.optional(),
+    autoEndOnDisconnect: z.boolean().optional(),
+  })
+  .refine((input) => input.model === undefined || input.provider !== undefined, {
+    message: "model needs an explicit provider",
+    path: ["model"],
+  });
+export type CreateSessionInput = z.infer<typeof createSessionInputSchema>;
+
+/** What Core reports about a session on create and resume. */
+export const sessionInfoSchema = z.object({
+  sessionId: sessionIdSchema,
+  provider: providerCodeSchema,
+  effortLevel: effortLevelSchema,
+  model: z.string().nullable(),
+  sessionCreatedAt: z.string(),
+  status: sessionStatusSchema,
+  workspace: z.object({ path: z.string(), managed: z.boolean() }),
+  access: accessModeSchema,
+  autoEndOnDisconnect: z.boolean(),
+  toolNames: z.array(z.string()),
+  /** The seq of the newest event so far; a resumer ignores anything not newer. */
+  lastSeq: z.number().int().min(0),
+});
+export type SessionInfo = z.infer<typeof sessionInfoSchema>;
+
+const sessionRef = z.strictObject({ sessionId: sessionIdSchema });
+
+export const toolResultOutcomeSchema = z.discriminatedUnion("ok", [
+  z.strictObject({ ok: z.literal(true), result: z.json() }),
+  z.strictObject({ ok: z.literal(false), error: wireErrorSchema }),
+]);
+export type ToolResultOutcome = z.infer<typeof toolResultOutcomeSchema>;
+
+/**
+ * Requests that a page makes and Core serves (the extension forwards them with the caller's origin).
+ * Each has a payload schema and a result schema; both ends validate.
+ */
+export const sessionRequestSchemas = {
+  createSession: { payload: createSessionInputSchema, result: sessionInfoSchema },
+  resumeSession: { payload: sessionRef, result: sessionInfoSchema },
+  sendText: {
+    payload: z.strictObject({
+      sessionId: sessionIdSchema,
+      turnId: turnIdSchema,
+      text: z.string().min(1).max(MAX_TEXT_LENGTH),
+    }),
+    result: z.object({ turnId: turnIdSchema }),
+  },
+  submitToolResult: {
+    payload: z.strictObject({
+      sessionId: sessionIdSchema,
+      toolRequestId: toolRequestIdSchema,
+      outcome: toolResultOutcomeSchema,
+    }),
+    result: z.object({ accepted: z.boolean() }),
+  },
+  cancelTurn: { payload: sessionRef, result: z.object({ cancelled: z.boolean() }) },
+  endSession: { payload: sessionRef, result: z.object({ ended: z.boolean() }) },
+  /** Subscribes the calling connection to a session's events (used when a route reconnects). */
+  subscribeSession: { payload: sessionRef, result: z.object({ lastSeq: z.number().int().min(0) }) },
+} as const;
+export type SessionRequestType = keyof typeof sessionRequestSchemas;
+export const SESSION_REQUEST_TYPES = Object.keys(sessionRequestSchemas) as SessionRequestType[];
+
+/** Requests only local programs make (the agent's pedelec-cli, the pedelec command). Never forwarded from a page. */
+export const localRequestSchemas = {
+  toolSpec: {
+    payload: z.strictObject({ threadId: sessionIdSchema, toolName: toolNameSchema }),
+    result: toolManifestEntrySchema.extend({ timeoutMs: z.number().int().positive() }),
+  },
+  toolCall: {
+    payload: z.strictObject({
+      threadId: sessionIdSchema,
+      toolName: toolNameSchema,
+      /** The raw JSON text the agent passed, parsed and validated by Core. */
+      argsJson: z.string().max(8 * 1024 * 1024),
+    }),
+    result: z.object({ result: z.json() }),
+  },
+  ping: {
+    payload: z.strictObject({}),
+    result: z.object({
+      pid: z.number().int(),
+      version: z.string(),
+      home: z.string(),
+      startedAt: z.string(),
+      sessions: z.number().int().min(0),
+    }),
+  },
+  shutdown: { payload: z.strictObject({}), result: z.object({ stopping: z.literal(true) }) },
+} as const;
+export type LocalRequestType = keyof typeof localRequestSchemas;
+
+export const coreRequestSchemas = { ...sessionRequestSchemas, ...localRequestSchemas } as const;
+export type CoreRequestType = keyof typeof coreRequestSchemas;
+export type RequestPayload<T extends CoreRequestType> = z.input<(typeof coreRequestSchemas)[T]["payload"]>;
+export type RequestResult<T extends CoreRequestType> = z.infer<(typeof coreRequestSchemas)[T]["result"]>;
+
+export function isSessionRequestType(type: string): type is SessionRequestType {
+  return Object.hasOwn(sessionRequestSchemas, type);
+}
+export function isCoreRequestType(type: string): type is CoreRequestType {
+  return Object.hasOwn(coreRequestSchemas, type);
+}

@@ -1,0 +1,57 @@
+/**
+ * The one transport shape every hop implements (Chrome ports, Native Messaging stdio, the Core socket),
+ * so protocol logic can be tested over an in-memory pair and then end to end.
+ */
+export interface MessageTransport<Incoming = unknown, Outgoing = unknown> {
+  send(message: Outgoing): void;
+  close(): void;
+  onMessage(listener: (message: Incoming) => void): () => void;
+  onClose(listener: (error?: Error) => void): () => void;
+}
+
+/** Two linked in-memory transports: what one sends, the other receives (asynchronously, in order). */
+export function createLinkedTransportPair<A, B>(): [MessageTransport<A, B>, MessageTransport<B, A>] {
+  const left = new InMemoryTransport<A, B>();
+  const right = new InMemoryTransport<B, A>();
+  left.peer = right;
+  right.peer = left;
+  return [left, right];
+}
+
+class InMemoryTransport<Incoming, Outgoing> implements MessageTransport<Incoming, Outgoing> {
+  peer: InMemoryTransport<Outgoing, Incoming> | undefined;
+  #closed = false;
+  readonly #messageListeners = new Set<(message: Incoming) => void>();
+  readonly #closeListeners = new Set<(error?: Error) => void>();
+
+  send(message: Outgoing): void {
+    if (this.#closed) throw new Error("transport is closed");
+    const peer = this.peer;
+    // structuredClone mirrors the copy a real hop makes, so no test shares objects across the boundary.
+    const copy = structuredClone(message);
+    queueMicrotask(() => peer?.deliver(copy));
+  }
+
+  deliver(message: Incoming): void {
+    if (this.#closed) return;
+    for (const listener of this.#messageListeners) listener(message);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const listener of this.#closeListeners) listener();
+    const peer = this.peer;
+    queueMicrotask(() => peer?.close());
+  }
+
+  onMessage(listener: (message: Incoming) => void): () => void {
+    this.#messageListeners.add(listener);
+    return () => this.#messageListeners.delete(listener);
+  }
+
+  onClose(listener: (error?: Error) => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
+  }
+}

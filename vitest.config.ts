@@ -1,0 +1,35 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    // Unit tests run against each package's TypeScript source; the built dist is what end-to-end tests run.
+    alias: [{ find: /^@pedelec\/([a-z-]+)\/(.*)$/, replacement: `${root}packages/$1/src/$2.ts` }],
+  },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["packages/*/src/**/*.test.ts", "examples/*/src/**/*.test.ts", "test/stand-ins/**/*.test.ts"],
+          typecheck: { enabled: true, include: ["packages/*/src/**/*.test-d.ts"], tsconfig: "./tsconfig.typetests.json" },
+          testTimeout: 20_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          // Each file drives its own Chromium; two cores do not run several at once well.
+          fileParallelism: false,
+          testTimeout: 90_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
