@@ -1,0 +1,32 @@
+import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { CorePaths } from "@pedelec/core/core-paths";
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Programs Pedelec puts on disk as small launchers that pin this Node.js binary and this installation. */
+export const LAUNCHED_PROGRAMS = {
+  "pedelec-native-host": () => fileURLToPath(import.meta.resolve("@pedelec/native-host/native-host-entry")),
+  "pedelec-cli": () => fileURLToPath(new URL("./pedelec-cli-entry.js", import.meta.url)),
+} as const;
+export type LaunchedProgram = keyof typeof LAUNCHED_PROGRAMS;
+
+/**
+ * Writes PEDELEC_HOME/bin/<program> launchers. Chrome needs an absolute executable for the native host, and agents
+ * need `pedelec-cli` on PATH; neither can rely on the user's PATH containing node.
+ */
+export async function writeLaunchers(paths: CorePaths): Promise<Record<LaunchedProgram, string>> {
+  await mkdir(paths.binDir, { recursive: true, mode: 0o700 });
+  const written = {} as Record<LaunchedProgram, string>;
+  for (const [program, entry] of Object.entries(LAUNCHED_PROGRAMS) as [LaunchedProgram, () => string][]) {
+    const target = join(paths.binDir, program);
+    const script = `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(entry())} "$@"\n`;
+    await writeFile(target, script, { mode: 0o755 });
+    await chmod(target, 0o755);
+    written[program] = target;
+  }
+  return written;
+}

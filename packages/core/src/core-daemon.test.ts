@@ -1,0 +1,279 @@
+import { mkdtemp, rm, stat, writeFile, mkdir, readdir } from "node:fs/promises";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
+import type { SessionEvent } from "@pedelec/protocol/session-events";
+import { CoreConnection } from "./core-client.js";
+import { startCore, type RunningCore } from "./core-daemon.js";
+
+const standInDir = resolve(fileURLToPath(new URL("../../../test/stand-ins/claude", import.meta.url)));
+const ORIGIN = "http://127.0.0.1:4000";
+const tools = [
+  {
+    name: "add_todo",
+    description: "Add a card",
+    argsSchema: { type: "object" as const, properties: { title: { type: "string" as const, minLength: 1 } }, required: ["title"] },
+    timeoutMs: 2_000,
+  },
+];
+
+let home: string;
+let core: RunningCore | undefined;
+let env: NodeJS.ProcessEnv;
+
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), "pedelec-core-"));
+  env = {
+    ...process.env,
+    PEDELEC_HOME: home,
+    PEDELEC_PROVIDER_PATH: standInDir,
+    CLAUDE_CONFIG_DIR: join(home, "claude-state"),
+  };
+});
+afterEach(async () => {
+  await core?.stop();
+  core = undefined;
+  await rm(home, { recursive: true, force: true });
+});
+
+/** Collects a connection's events and lets a test wait for one, with a deadline. */
+function eventsOf(connection: CoreConnection) {
+  const seen: SessionEvent[] = [];
+  const waiters: { match: (event: SessionEvent) => boolean; resolve: (event: SessionEvent) => void }[] = [];
+  connection.onFrame((frame: CoreServerFrame) => {
+    if (frame.kind !== "event") return;
+    seen.push(frame.envelope.event);
+    for (const waiter of [...waiters]) {
+      if (waiter.match(frame.envelope.event)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(frame.envelope.event);
+      }
+    }
+  });
+  return {
+    seen,
+    next<T extends SessionEvent["type"]>(type: T, timeoutMs = 10_000): Promise<Extract<SessionEvent, { type: T }>> {
+      const already = seen.find((event) => event.type === type);
+      if (already) return Promise.resolve(already as Extract<SessionEvent, { type: T }>);
+      return new Promise((resolvePromise, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${type} event within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({
+          match: (event) => event.type === type,
+          resolve: (event) => {
+            clearTimeout(timer);
+            resolvePromise(event as Extract<SessionEvent, { type: T }>);
+          },
+        });
+      });
+    },
+  };
+}
+
+describe("Core daemon", () => {
+  it("listens on a 0600 socket inside a 0700 run folder", async () => {
+    core = await startCore(env);
+    expect((await stat(core.paths.runDir)).mode & 0o777).toBe(0o700);
+    expect((await stat(core.paths.socketPath)).mode & 0o777).toBe(0o600);
+    const connection = await CoreConnection.open(core.paths.socketPath);
+    const status = await connection.request("ping", {});
+    expect(status).toMatchObject({ pid: process.pid, home, sessions: 0 });
+    connection.close();
+  });
+
+  it("refuses a second Core for the same home", async () => {
+    core = await startCore(env);
+    await expect(startCore(env)).rejects.toMatchObject({ code: "IPC_UNAVAILABLE", details: { alreadyRunning: true } });
+  });
+
+  it("replaces a stale socket and lock left by a Core that died", async () => {
+    await mkdir(join(home, "run"), { recursive: true });
+    await writeFile(join(home, "run", "core.lock"), "999999999");
+    await writeFile(join(home, "run", "core.sock"), "");
+    core = await startCore(env);
+    const connection = await CoreConnection.open(core.paths.socketPath);
+    await expect(connection.request("ping", {})).resolves.toMatchObject({ pid: process.pid });
+    connection.close();
+  });
+
+  it("sweeps managed workspaces a crashed Core left behind", async () => {
+    await mkdir(join(home, "workspaces", "old-thread-1"), { recursive: true });
+    core = await startCore(env);
+    expect(await readdir(join(home, "workspaces"))).toEqual([]);
+  });
+
+  it("answers a malformed frame by closing that connection only", async () => {
+    core = await startCore(env);
+    const healthy = await CoreConnection.open(core.paths.socketPath);
+    const raw = connect(core.paths.socketPath);
+    const closed = new Promise<string>((resolvePromise) => {
+      let received = "";
+      raw.on("data", (chunk) => (received += chunk.subarray(4).toString()));
+      raw.on("close", () => resolvePromise(received));
+    });
+    const body = Buffer.from("this is not json");
+    const header = Buffer.alloc(4);
+    header.writeUInt32LE(body.length, 0);
+    raw.write(Buffer.concat([header, body]));
+    expect(JSON.parse(await closed)).toMatchObject({ kind: "fatal", error: { code: "INVALID_INPUT" } });
+    await expect(healthy.request("ping", {})).resolves.toMatchObject({ pid: process.pid });
+    healthy.close();
+  });
+
+  it("answers an oversized frame with MESSAGE_TOO_LARGE before reading it", async () => {
+    core = await startCore(env);
+    const raw = connect(core.paths.socketPath);
+    const closed = new Promise<string>((resolvePromise) => {
+      let received = "";
+      raw.on("data", (chunk) => (received += chunk.subarray(4).toString()));
+      raw.on("close", () => resolvePromise(received));
+    });
+    const header = Buffer.alloc(4);
+    header.writeUInt32LE(17 * 1024 * 1024, 0);
+    raw.write(header);
+    expect(JSON.parse(await closed)).toMatchObject({ kind: "fatal", error: { code: "MESSAGE_TOO_LARGE" } });
+  });
+
+  it("answers a well-formed but invalid request with INVALID_INPUT and keeps the connection", async () => {
+    core = await startCore(env);
+    const connection = await CoreConnection.open(core.paths.socketPath);
+    await expect(connection.request("createSession", { provider: "nope" } as never, ORIGIN)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    // Agent-only requests are refused when they claim to come from a page.
+    await expect(connection.request("ping", {}, ORIGIN)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(connection.request("ping", {})).resolves.toBeDefined();
+    connection.close();
+  });
+});
+
+describe("Core sessions", () => {
+  it("creates a session with a managed workspace and the effort profile snapshot", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const info = await page.request("createSession", { provider: "claude", effortLevel: "high", skills: { guidance: "g", tools } }, ORIGIN);
+    expect(info).toMatchObject({ provider: "claude", effortLevel: "high", status: "idle", toolNames: ["add_todo"], autoEndOnDisconnect: true });
+    expect(info.workspace.path).toBe(join(home, "workspaces", info.sessionId));
+    expect((await readdir(join(info.workspace.path, ".pedelec-runtime"))).sort()).toEqual(["assets", "logs", "skills", "tmp"]);
+    page.close();
+  });
+
+  it("maps provider and settings problems to their codes", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    await expect(page.request("createSession", {}, ORIGIN)).rejects.toMatchObject({ code: "DEFAULT_PROVIDER_NOT_SET" });
+    await expect(page.request("createSession", { provider: "codex" }, ORIGIN)).rejects.toMatchObject({ code: "PROVIDER_UNAVAILABLE" });
+    await expect(page.request("createSession", { provider: "ollama" }, ORIGIN)).rejects.toMatchObject({ code: "MODEL_REQUIRED" });
+    await expect(page.request("createSession", { provider: "claude", workspace: { path: "relative" } }, ORIGIN)).rejects.toMatchObject({
+      code: "WORKSPACE_PATH_INVALID",
+    });
+    await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { low: ["--cd", "/"] } } }));
+    await expect(page.request("createSession", { provider: "claude", effortLevel: "low" }, ORIGIN)).rejects.toMatchObject({
+      code: "EFFORT_PROFILE_INVALID",
+    });
+    page.close();
+  });
+
+  it("reports a provider that is not installed", async () => {
+    core = await startCore({ ...env, PEDELEC_PROVIDER_PATH: join(home, "empty"), PATH: "/usr/bin:/bin" });
+    const page = await CoreConnection.open(core.paths.socketPath);
+    await expect(page.request("createSession", { provider: "claude" }, ORIGIN)).rejects.toMatchObject({
+      code: "PROVIDER_UNAVAILABLE",
+      message: expect.stringContaining("not installed") as string,
+    });
+    page.close();
+  });
+
+  it("keeps a session to its origin", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
+    await expect(page.request("resumeSession", { sessionId }, "https://other.example")).rejects.toMatchObject({ code: "THREAD_ACCESS_DENIED" });
+    await expect(page.request("sendText", { sessionId, turnId: "t1", text: "hi" }, "https://other.example")).rejects.toMatchObject({
+      code: "THREAD_ACCESS_DENIED",
+    });
+    await expect(page.request("resumeSession", { sessionId: "00000000-0000-4000-8000-000000000000" }, ORIGIN)).rejects.toMatchObject({
+      code: "THREAD_NOT_FOUND",
+    });
+    page.close();
+  });
+
+  it("runs a turn, refuses a second one, and passes tool calls to the page and back", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const { sessionId } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools } }, ORIGIN);
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
+    await expect(page.request("sendText", { sessionId, turnId: "turn-2", text: "again" }, ORIGIN)).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    await events.next("turn-started");
+
+    // The agent side, as pedelec-cli would speak it.
+    const agent = await CoreConnection.open(core.paths.socketPath);
+    await expect(agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":""}' })).rejects.toMatchObject({
+      code: "TOOL_ARGS_INVALID",
+    });
+    await expect(agent.request("toolCall", { threadId: sessionId, toolName: "nope", argsJson: "{}" })).rejects.toMatchObject({
+      code: "TOOL_NOT_FOUND",
+    });
+    expect(events.seen.some((event) => event.type === "tool-call-requested")).toBe(false);
+    const spec = await agent.request("toolSpec", { threadId: sessionId, toolName: "add_todo" });
+    expect(spec).toMatchObject({ name: "add_todo", timeoutMs: 2_000, argsSchema: { required: ["title"] } });
+
+    const call = agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":"Milk"}' });
+    const requested = await events.next("tool-call-requested");
+    expect(requested).toMatchObject({ toolName: "add_todo", args: { title: "Milk" }, turnId: "turn-1" });
+    await events.next("status-changed");
+    expect(events.seen).toContainEqual({ type: "status-changed", status: "waiting_tool_result", turnId: "turn-1" });
+    const submitted = await page.request(
+      "submitToolResult",
+      { sessionId, toolRequestId: requested.toolRequestId, outcome: { ok: true, result: { id: "c1" } } },
+      ORIGIN,
+    );
+    expect(submitted).toEqual({ accepted: true });
+    await expect(call).resolves.toEqual({ result: { id: "c1" } });
+
+    // A handler failure reaches the agent as its coded error.
+    const failing = agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":"Eggs"}' });
+    const second = await new Promise<string>((resolvePromise) => {
+      const check = setInterval(() => {
+        const found = events.seen.filter((event) => event.type === "tool-call-requested");
+        if (found.length === 2) {
+          clearInterval(check);
+          resolvePromise((found[1] as { toolRequestId: string }).toolRequestId);
+        }
+      }, 5);
+    });
+    await page.request(
+      "submitToolResult",
+      { sessionId, toolRequestId: second, outcome: { ok: false, error: { code: "TOOL_HANDLER_ERROR", message: "board is locked" } } },
+      ORIGIN,
+    );
+    await expect(failing).rejects.toMatchObject({ code: "TOOL_HANDLER_ERROR", message: "board is locked" });
+
+    // Ending during the turn kills the provider and fails the turn with SESSION_ENDED.
+    await expect(page.request("endSession", { sessionId }, ORIGIN)).resolves.toEqual({ ended: true });
+    const failed = await events.next("turn-failed");
+    expect(failed.error.code).toBe("SESSION_ENDED");
+    await events.next("session-ended");
+    await expect(page.request("sendText", { sessionId, turnId: "turn-3", text: "hi" }, ORIGIN)).rejects.toMatchObject({ code: "SESSION_ENDED" });
+    agent.close();
+    page.close();
+  });
+
+  it("times a tool call out with TOOL_TIMEOUT", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const quick = [{ ...tools[0]!, timeoutMs: 100 }];
+    const { sessionId } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools: quick } }, ORIGIN);
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
+    await events.next("turn-started");
+    const agent = await CoreConnection.open(core.paths.socketPath);
+    await expect(agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":"x"}' })).rejects.toMatchObject({
+      code: "TOOL_TIMEOUT",
+    });
+    expect(await events.next("tool-call-settled")).toMatchObject({ outcome: "timed-out" });
+    agent.close();
+    page.close();
+  });
+});

@@ -1,0 +1,102 @@
+import { chmod, mkdir, unlink } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { CoreClientConnection } from "./core-connection.js";
+import { acquireCoreLock } from "./core-lock.js";
+import { resolveCorePaths, type CorePaths } from "./core-paths.js";
+import { log } from "./logger.js";
+import { createProviderRegistry } from "./providers/provider-registry.js";
+import { createRequestRouter } from "./request-router.js";
+import { SessionManager } from "./session-manager.js";
+import { loadSettings } from "./settings.js";
+import { sweepManagedWorkspaces } from "./workspace.js";
+
+export interface RunningCore {
+  paths: CorePaths;
+  /** Resolves once Core has stopped (after stop() or a shutdown request). */
+  stopped: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the desktop runtime: takes the per-home lock, replaces a stale socket, sweeps workspaces a crashed Core
+ * left behind, and serves the Core protocol on PEDELEC_HOME/run/core.sock (dir 0700, socket 0600).
+ */
+export async function startCore(env: NodeJS.ProcessEnv = process.env): Promise<RunningCore> {
+  const paths = resolveCorePaths(env);
+  await mkdir(paths.runDir, { recursive: true, mode: 0o700 });
+  await chmod(paths.home, 0o700);
+  await chmod(paths.runDir, 0o700);
+  const lock = await acquireCoreLock(join(paths.runDir, "core.lock"));
+  // We hold the lock, so any socket file left here belongs to a Core that is gone.
+  await unlink(paths.socketPath).catch(() => undefined);
+  const swept = await sweepManagedWorkspaces(paths.workspacesDir);
+  if (swept > 0) log("info", "removed workspaces left by an earlier run", { count: swept });
+
+  const connections = new Set<CoreClientConnection>();
+  const publish = (envelope: SessionEventEnvelope): void => {
+    for (const connection of connections) {
+      if (connection.subscriptions.has(envelope.sessionId)) connection.send({ kind: "event", envelope });
+    }
+  };
+  const sessions = new SessionManager({
+    paths,
+    loadSettings: () => loadSettings(paths.settingsFile),
+    providers: createProviderRegistry(),
+    env,
+    publish,
+  });
+
+  let stopping: Promise<void> | undefined;
+  let markStopped: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      log("info", "Core stopping");
+      server.close();
+      await sessions.shutdown();
+      for (const connection of connections) connection.close();
+      await unlink(paths.socketPath).catch(() => undefined);
+      await lock.release();
+      log("info", "Core stopped");
+      markStopped();
+    })();
+    return stopping;
+  };
+
+  const route = createRequestRouter({
+    sessions,
+    home: paths.home,
+    startedAt: new Date().toISOString(),
+    requestShutdown: () => void stop(),
+  });
+  const server = createServer((socket) => {
+    const connection = new CoreClientConnection(socket, route);
+    connections.add(connection);
+    socket.on("close", () => connections.delete(connection));
+  });
+  await listen(server, paths.socketPath).catch(async (error: unknown) => {
+    await lock.release();
+    throw PedelecError.from(error, "IPC_UNAVAILABLE", "Core could not listen");
+  });
+  await chmod(paths.socketPath, 0o600);
+  log("info", "Core listening", { socket: paths.socketPath, pid: process.pid });
+  return { paths, stopped, stop };
+}
+
+function listen(server: Server, socketPath: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // The socket is created 0600 from the start; chmod afterwards only confirms it.
+    const previousMask = process.umask(0o177);
+    server.once("error", (error) => {
+      process.umask(previousMask);
+      reject(error);
+    });
+    server.listen(socketPath, () => {
+      process.umask(previousMask);
+      resolve();
+    });
+  });
+}

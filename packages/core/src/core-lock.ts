@@ -1,0 +1,42 @@
+import { open, readFile, unlink } from "node:fs/promises";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * One Core per PEDELEC_HOME: an exclusive lock file holding the owner's pid. A lock whose owner is gone is stale
+ * and taken over, so a crashed Core never blocks the next start.
+ */
+export async function acquireCoreLock(lockPath: string): Promise<{ release: () => Promise<void> }> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      const handle = await open(lockPath, "wx", 0o600);
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return {
+        release: async () => {
+          const owner = await readFile(lockPath, "utf8").catch(() => "");
+          if (owner === String(process.pid)) await unlink(lockPath).catch(() => undefined);
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const owner = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
+    if (Number.isInteger(owner) && owner > 0 && isProcessAlive(owner)) {
+      throw new PedelecError("IPC_UNAVAILABLE", `Pedelec Core is already running for this PEDELEC_HOME (pid ${owner})`, {
+        alreadyRunning: true,
+        pid: owner,
+      });
+    }
+    await unlink(lockPath).catch(() => undefined);
+  }
+  throw new PedelecError("IPC_UNAVAILABLE", `could not take the Core lock ${lockPath}`);
+}

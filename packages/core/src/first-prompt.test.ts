@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { buildFirstPrompt, USER_MESSAGE_MARKER } from "./first-prompt.js";
+
+describe("first prompt", () => {
+  const prompt = buildFirstPrompt({
+    threadId: "3f2a9c1e-0000-4000-8000-000000000001",
+    guidance: "Keep the board tidy.",
+    tools: [{ name: "add_todo", description: "Add a card\nto the board" }],
+    userText: "Add milk",
+  });
+
+  it("carries the guidance, the tool index and the calling instructions", () => {
+    expect(prompt).toContain("Keep the board tidy.");
+    expect(prompt).toContain("- add_todo: Add a card to the board");
+    expect(prompt).toContain("pedelec-cli --thread-id '3f2a9c1e-0000-4000-8000-000000000001' tool-call <tool-name> '<json_args>'");
+    expect(prompt).toContain("tool-spec <tool-name>");
+  });
+
+  it("ends with the user's message after the marker", () => {
+    expect(prompt.endsWith(`${USER_MESSAGE_MARKER}\nAdd milk`)).toBe(true);
+  });
+
+  it("omits argument schemas", () => {
+    expect(prompt).not.toContain("argsSchema");
+    expect(prompt).not.toContain('"properties"');
+  });
+});

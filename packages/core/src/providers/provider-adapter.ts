@@ -1,0 +1,70 @@
+import type { EffortLevel, ProviderCode } from "@pedelec/protocol/domain";
+import type { Activity } from "@pedelec/protocol/session-events";
+import type { PedelecError } from "@pedelec/protocol/pedelec-error";
+
+/** What discovery found out about a provider on this machine. */
+export interface ProviderDiscovery {
+  available: boolean;
+  /** Absolute path of the executable that was probed, when one was found. */
+  executablePath: string | null;
+  version: string | null;
+  /** Human reason when unavailable: not installed / not on PATH / not signed in. */
+  error: string | null;
+}
+
+/** Capabilities a provider lacks are visible here instead of being hidden behind flags. */
+export interface ProviderCapabilities {
+  /** Streams text deltas while a message is being written. */
+  textDeltas: boolean;
+  /** Can continue an earlier provider conversation. */
+  resume: boolean;
+  /** Honours effort profiles (reasoning effort flags). */
+  effort: boolean;
+}
+
+export interface ProviderTurnRequest {
+  /** Absolute executable path from discovery. */
+  executablePath: string;
+  /** The whole prompt for this turn (written to stdin, or passed the way the CLI needs it). */
+  prompt: string;
+  /** Working directory of the provider process: the session's workspace. */
+  workspacePath: string;
+  /** The provider's own conversation id from an earlier turn; null on the first turn. */
+  providerSessionId: string | null;
+  model: string | null;
+  /** Argv tokens of the session's effort profile, validated and snapshotted at session creation. */
+  effortArgv: readonly string[];
+  /** Complete environment for the child process (Core adds PATH with pedelec-cli, PEDELEC_THREAD_ID, …). */
+  env: Record<string, string>;
+  /** Aborting kills the provider's whole process tree; runTurn then settles with the abort reason. */
+  signal: AbortSignal;
+}
+
+/** Normalized provider output, before Core stamps turn ids and seq numbers. */
+export type ProviderEvent =
+  | { type: "provider-session-started"; providerSessionId: string }
+  | { type: "text-delta"; messageId: string; delta: string }
+  | { type: "message-completed"; messageId: string; text: string }
+  | { type: "activity"; activity: Activity }
+  /** Any output at all (also unparsed lines), so Core can tell a busy provider from a hung one. */
+  | { type: "output-seen" };
+
+export type ProviderTurnOutcome = { ok: true } | { ok: false; error: PedelecError };
+
+export interface ProviderAdapter {
+  readonly code: ProviderCode;
+  readonly displayName: string;
+  /** Executable name searched for on PEDELEC_PROVIDER_PATH, then PATH. */
+  readonly programName: string;
+  readonly capabilities: ProviderCapabilities;
+  /** Effort profiles a fresh install starts with. */
+  defaultEffortProfiles(): Record<EffortLevel, string[]>;
+  /** Probes the executable (e.g. `<bin> --version`). */
+  discover(executablePath: string, signal: AbortSignal): Promise<ProviderDiscovery>;
+  /**
+   * Runs one turn: spawns the CLI in the workspace, streams normalized events to `onEvent`, and settles once
+   * the process has exited and its output is drained. Never rejects: failures are outcomes with a coded error
+   * (PROVIDER_FAILED with stderr, PROVIDER_NOT_AUTHENTICATED, PROVIDER_OUTPUT_INVALID, or the abort reason).
+   */
+  runTurn(request: ProviderTurnRequest, onEvent: (event: ProviderEvent) => void): Promise<ProviderTurnOutcome>;
+}

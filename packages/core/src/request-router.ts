@@ -1,0 +1,117 @@
+import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import {
+  coreRequestSchemas,
+  isCoreRequestType,
+  isSessionRequestType,
+  sessionRequestSchemas,
+  localRequestSchemas,
+  type CoreRequestType,
+} from "@pedelec/protocol/requests";
+import type { z } from "zod";
+import type { CoreClientConnection } from "./core-connection.js";
+import type { SessionManager } from "./session-manager.js";
+import { CORE_VERSION } from "./core-version.js";
+
+type Payload<T extends CoreRequestType> = z.infer<(typeof coreRequestSchemas)[T]["payload"]>;
+type Result<T extends CoreRequestType> = z.input<(typeof coreRequestSchemas)[T]["result"]>;
+
+export interface RouterContext {
+  sessions: SessionManager;
+  home: string;
+  startedAt: string;
+  requestShutdown: () => void;
+}
+
+type SessionHandlers = {
+  [T in keyof typeof sessionRequestSchemas]: (
+    payload: Payload<T>,
+    origin: string,
+    connection: CoreClientConnection,
+  ) => Promise<Result<T>> | Result<T>;
+};
+type LocalHandlers = {
+  [T in keyof typeof localRequestSchemas]: (payload: Payload<T>, connection: CoreClientConnection) => Promise<Result<T>> | Result<T>;
+};
+
+/** Validates each request against the protocol and runs it; every failure becomes a coded error response. */
+export function createRequestRouter(context: RouterContext) {
+  const { sessions } = context;
+
+  const sessionHandlers: SessionHandlers = {
+    createSession: async (payload, origin, connection) => {
+      const info = await sessions.create(origin, payload);
+      connection.subscriptions.add(info.sessionId);
+      return info;
+    },
+    resumeSession: (payload, origin, connection) => {
+      const session = sessions.getForOrigin(payload.sessionId, origin);
+      connection.subscriptions.add(session.id);
+      return session.info();
+    },
+    subscribeSession: (payload, origin, connection) => {
+      const session = sessions.getForOrigin(payload.sessionId, origin);
+      connection.subscriptions.add(session.id);
+      return { lastSeq: session.info().lastSeq };
+    },
+    sendText: (payload, origin) => {
+      sessions.getForOrigin(payload.sessionId, origin).startTurn(payload.turnId, payload.text);
+      return { turnId: payload.turnId };
+    },
+    submitToolResult: (payload, origin) => ({
+      accepted: sessions.getForOrigin(payload.sessionId, origin).submitToolResult(payload.toolRequestId, payload.outcome),
+    }),
+    cancelTurn: (payload, origin) => ({ cancelled: sessions.getForOrigin(payload.sessionId, origin).cancelTurn() }),
+    endSession: async (payload, origin) => ({
+      ended: await sessions.getForOrigin(payload.sessionId, origin).end("requested"),
+    }),
+  };
+
+  const localHandlers: LocalHandlers = {
+    toolSpec: (payload) => {
+      const tool = sessions.get(payload.threadId).setup.tools.get(payload.toolName);
+      return { name: tool.name, description: tool.description, argsSchema: tool.argsSchema, timeoutMs: tool.timeoutMs };
+    },
+    toolCall: async (payload, connection) => ({
+      result: await sessions.get(payload.threadId).callTool(payload.toolName, payload.argsJson, connection.closedSignal),
+    }),
+    ping: () => ({
+      pid: process.pid,
+      version: CORE_VERSION,
+      home: context.home,
+      startedAt: context.startedAt,
+      sessions: sessions.activeCount,
+    }),
+    shutdown: () => {
+      setImmediate(context.requestShutdown);
+      return { stopping: true as const };
+    },
+  };
+
+  async function run(frame: CoreRequestFrame, connection: CoreClientConnection): Promise<unknown> {
+    const { type } = frame;
+    if (!isCoreRequestType(type)) throw new PedelecError("INVALID_INPUT", `unknown request type ${JSON.stringify(type)}`);
+    const parsed = coreRequestSchemas[type].payload.safeParse(frame.payload);
+    if (!parsed.success) {
+      throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(payload)"} ${issue.message}`).join("; ")}`, parsed.error.issues);
+    }
+    if (isSessionRequestType(type)) {
+      if (frame.origin === undefined) throw new PedelecError("INVALID_INPUT", `${type} needs the page origin`);
+      const handler = sessionHandlers[type] as (payload: unknown, origin: string, connection: CoreClientConnection) => unknown;
+      return await handler(parsed.data, frame.origin, connection);
+    }
+    if (frame.origin !== undefined) throw new PedelecError("INVALID_INPUT", `${type} is not available to web pages`);
+    const handler = localHandlers[type as keyof LocalHandlers] as (payload: unknown, connection: CoreClientConnection) => unknown;
+    return await handler(parsed.data, connection);
+  }
+
+  return (connection: CoreClientConnection, frame: CoreRequestFrame): void => {
+    run(frame, connection).then(
+      (result) => connection.send({ kind: "response", id: frame.id, ok: true, result }),
+      (error: unknown) => {
+        const coded = PedelecError.from(error, "SESSION_ERROR");
+        connection.send({ kind: "response", id: frame.id, ok: false, error: coded.toWire() });
+      },
+    );
+  };
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from "node:crypto";
+import type { ProviderCode } from "@pedelec/protocol/domain";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { CreateSessionInput, SessionInfo } from "@pedelec/protocol/requests";
+import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { CorePaths } from "./core-paths.js";
+import { validateEffortArgv } from "./effort-profile.js";
+import { ProviderLocator } from "./provider-locator.js";
+import type { ProviderRegistry } from "./providers/provider-registry.js";
+import { Session } from "./session.js";
+import { configuredEffortArgv, type Settings } from "./settings.js";
+import { ToolRegistry } from "./tool-registry.js";
+import { prepareExplicitWorkspace, prepareManagedWorkspace, removeManagedWorkspace, type PreparedWorkspace } from "./workspace.js";
+
+export interface SessionManagerOptions {
+  paths: CorePaths;
+  loadSettings: () => Promise<Settings>;
+  providers: ProviderRegistry;
+  env: NodeJS.ProcessEnv;
+  publish: (envelope: SessionEventEnvelope) => void;
+}
+
+/** Creates sessions and finds them again, enforcing that a session belongs to the origin that made it. */
+export class SessionManager {
+  readonly #sessions = new Map<string, Session>();
+  readonly #locator: ProviderLocator;
+
+  constructor(private readonly options: SessionManagerOptions) {
+    this.#locator = new ProviderLocator(options.providers, options.env);
+  }
+
+  get activeCount(): number {
+    let count = 0;
+    for (const session of this.#sessions.values()) if (!session.ended) count += 1;
+    return count;
+  }
+
+  async create(origin: string, input: CreateSessionInput): Promise<SessionInfo> {
+    const settings = await this.options.loadSettings();
+    const provider = this.#chooseProvider(input, settings);
+    const model = input.model ?? settings.defaultModels[provider] ?? null;
+    if (provider === "ollama" && model === null) {
+      throw new PedelecError("MODEL_REQUIRED", "an ollama session needs a model (pass model, or set a default model for ollama)");
+    }
+    if (input.access === "full") {
+      throw new PedelecError("FULL_ACCESS_NOT_GRANTED", "Full Access is not granted to this origin");
+    }
+    const located = await this.#locator.locate(provider, input.provider === undefined);
+    const effortLevel = input.effortLevel ?? settings.defaultEffortLevel;
+    const effortArgv = validateEffortArgv(
+      configuredEffortArgv(settings, provider, effortLevel) ?? located.adapter.defaultEffortProfiles()[effortLevel],
+      `effort profile ${provider}/${effortLevel}`,
+    );
+    const tools = new ToolRegistry(input.skills?.tools ?? []);
+    const sessionId = randomUUID();
+    const workspace: PreparedWorkspace = input.workspace
+      ? await prepareExplicitWorkspace(input.workspace.path, this.options.paths.workspacesDir)
+      : await prepareManagedWorkspace(this.options.paths.workspacesDir, sessionId);
+    const session = new Session({
+      id: sessionId,
+      origin,
+      provider,
+      adapter: located.adapter,
+      executablePath: located.executablePath,
+      effortLevel,
+      effortArgv,
+      model,
+      guidance: input.skills?.guidance ?? "",
+      tools,
+      workspace,
+      access: input.access ?? "sandbox",
+      autoEndOnDisconnect: input.autoEndOnDisconnect ?? true,
+      binDir: this.options.paths.binDir,
+      home: this.options.paths.home,
+      baseEnv: this.options.env,
+      providerIdleTimeoutMs: settings.providerIdleTimeoutMs,
+      publish: this.options.publish,
+    });
+    this.#sessions.set(sessionId, session);
+    return session.info();
+  }
+
+  /** The session, if it exists at all (agent-side calls carry only the thread id). */
+  get(sessionId: string): Session {
+    const session = this.#sessions.get(sessionId);
+    if (!session) throw new PedelecError("THREAD_NOT_FOUND", `no session ${sessionId}`);
+    return session;
+  }
+
+  /** The session, if `origin` may use it. */
+  getForOrigin(sessionId: string, origin: string): Session {
+    const session = this.get(sessionId);
+    if (session.origin !== origin) {
+      throw new PedelecError("THREAD_ACCESS_DENIED", `session ${sessionId} belongs to another origin`);
+    }
+    return session;
+  }
+
+  /** Ends every session (killing provider processes) and removes managed workspaces. */
+  async shutdown(): Promise<void> {
+    const sessions = [...this.#sessions.values()];
+    await Promise.all(sessions.map((session) => session.end("shutdown")));
+    await Promise.all(
+      sessions.map((session) => removeManagedWorkspace(this.options.paths.workspacesDir, session.setup.workspace)),
+    );
+  }
+
+  #chooseProvider(input: CreateSessionInput, settings: Settings): ProviderCode {
+    if (input.provider) return input.provider;
+    if (settings.defaultProvider === null) {
+      throw new PedelecError("DEFAULT_PROVIDER_NOT_SET", "no provider was given and no default provider is set in Pedelec");
+    }
+    return settings.defaultProvider;
+  }
+}

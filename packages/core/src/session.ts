@@ -1,0 +1,261 @@
+import { randomUUID } from "node:crypto";
+import { delimiter } from "node:path";
+import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
+import type { SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { buildFirstPrompt } from "./first-prompt.js";
+import type { ProviderAdapter, ProviderEvent } from "./providers/provider-adapter.js";
+import { ToolCallWaiter } from "./tool-call-waiter.js";
+import type { ToolRegistry } from "./tool-registry.js";
+import type { PreparedWorkspace } from "./workspace.js";
+
+export interface SessionSetup {
+  id: string;
+  origin: string;
+  provider: ProviderCode;
+  adapter: ProviderAdapter;
+  executablePath: string;
+  effortLevel: EffortLevel;
+  /** Snapshotted at creation; later edits to settings do not reach this session. */
+  effortArgv: readonly string[];
+  model: string | null;
+  guidance: string;
+  tools: ToolRegistry;
+  workspace: PreparedWorkspace;
+  access: AccessMode;
+  autoEndOnDisconnect: boolean;
+  /** Folder holding the pedelec-cli launcher, put first on the provider's PATH. */
+  binDir: string;
+  home: string;
+  baseEnv: NodeJS.ProcessEnv;
+  providerIdleTimeoutMs: number;
+  publish: (envelope: SessionEventEnvelope) => void;
+}
+
+interface ActiveTurn {
+  turnId: string;
+  kind: TurnKind;
+  text: string;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * One agent session: owns its status machine, its event sequence, the one active turn and the tool calls of
+ * that turn. Core's socket layer only translates requests into calls on this class.
+ */
+export class Session {
+  readonly createdAt = new Date().toISOString();
+  #status: SessionStatus = "idle";
+  #seq = 0;
+  #providerSessionId: string | null = null;
+  #activeTurn: ActiveTurn | null = null;
+  #ended = false;
+  readonly #toolCalls = new ToolCallWaiter();
+  #idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(readonly setup: SessionSetup) {}
+
+  get id(): string {
+    return this.setup.id;
+  }
+  get origin(): string {
+    return this.setup.origin;
+  }
+  get status(): SessionStatus {
+    return this.#status;
+  }
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  info(): SessionInfo {
+    const { setup } = this;
+    return {
+      sessionId: setup.id,
+      provider: setup.provider,
+      effortLevel: setup.effortLevel,
+      model: setup.model,
+      sessionCreatedAt: this.createdAt,
+      status: this.#status,
+      workspace: { path: setup.workspace.path, managed: setup.workspace.managed },
+      access: setup.access,
+      autoEndOnDisconnect: setup.autoEndOnDisconnect,
+      toolNames: setup.tools.names,
+      lastSeq: this.#seq,
+    };
+  }
+
+  /** Accepts a turn and starts it after the caller has answered the request (so the reply precedes its events). */
+  startTurn(turnId: string, text: string, kind: TurnKind = "user"): void {
+    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
+    if (this.#activeTurn) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
+    const controller = new AbortController();
+    let markDone: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (markDone = resolve));
+    const turn: ActiveTurn = { turnId, kind, text, controller, done };
+    this.#activeTurn = turn;
+    setImmediate(() => {
+      this.#runTurn(turn).finally(markDone);
+    });
+  }
+
+  cancelTurn(): boolean {
+    const turn = this.#activeTurn;
+    if (!turn) return false;
+    turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn was cancelled"));
+    return true;
+  }
+
+  async end(reason: "requested" | "disconnected" | "shutdown"): Promise<boolean> {
+    if (this.#ended) return false;
+    this.#ended = true;
+    const turn = this.#activeTurn;
+    if (turn) {
+      turn.controller.abort(new PedelecError("SESSION_ENDED", `session ${this.id} was ended during the turn`));
+      await turn.done;
+    }
+    this.#setStatus("ended");
+    this.#emit({ type: "session-ended", reason });
+    return true;
+  }
+
+  /**
+   * The agent's `pedelec-cli tool-call`: validates, hands the call to the page and waits for its answer.
+   * `callerSignal` aborts when the CLI's connection goes away.
+   */
+  async callTool(toolName: string, argsJson: string, callerSignal: AbortSignal): Promise<JsonValue> {
+    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
+    const tool = this.setup.tools.get(toolName);
+    const args = this.setup.tools.parseArgs(toolName, argsJson);
+    const turn = this.#activeTurn;
+    if (!turn) {
+      throw new PedelecError("INVALID_INPUT", `no turn is running in thread ${this.id}; tools can only be called during a turn`);
+    }
+    const toolRequestId = randomUUID();
+    this.#pauseIdleWatch();
+    const settled = this.#toolCalls.wait(
+      toolRequestId,
+      turn.turnId,
+      tool.timeoutMs,
+      AbortSignal.any([turn.controller.signal, callerSignal]),
+    );
+    this.#emit({ type: "tool-call-requested", turnId: turn.turnId, toolRequestId, toolName, args, timeoutMs: tool.timeoutMs });
+    this.#setStatus("waiting_tool_result", turn.turnId);
+    const settlement = await settled;
+    this.#emit({ type: "tool-call-settled", turnId: turn.turnId, toolRequestId, outcome: settlement.outcome });
+    if (this.#activeTurn === turn && this.#toolCalls.size === 0 && !turn.controller.signal.aborted) {
+      this.#setStatus("running", turn.turnId);
+      this.#armIdleWatch(turn);
+    }
+    if (settlement.outcome !== "answered") throw settlement.error;
+    if (!settlement.result.ok) throw PedelecError.fromWire(settlement.result.error);
+    return settlement.result.result;
+  }
+
+  submitToolResult(toolRequestId: string, outcome: ToolResultOutcome): boolean {
+    return this.#toolCalls.answer(toolRequestId, outcome);
+  }
+
+  async #runTurn(turn: ActiveTurn): Promise<void> {
+    const { setup } = this;
+    this.#emit({ type: "turn-started", turnId: turn.turnId, turnKind: turn.kind });
+    this.#setStatus("running", turn.turnId);
+    const prompt =
+      this.#providerSessionId === null
+        ? buildFirstPrompt({ threadId: this.id, guidance: setup.guidance, tools: setup.tools.list(), userText: turn.text })
+        : turn.text;
+    this.#armIdleWatch(turn);
+    const outcome = await setup.adapter.runTurn(
+      {
+        executablePath: setup.executablePath,
+        prompt,
+        workspacePath: setup.workspace.path,
+        providerSessionId: this.#providerSessionId,
+        model: setup.model,
+        effortArgv: setup.effortArgv,
+        env: this.#providerEnv(),
+        signal: turn.controller.signal,
+      },
+      (event) => this.#onProviderEvent(turn, event),
+    );
+    this.#pauseIdleWatch();
+    // Anything still waiting on this turn (a tool call whose CLI outlived the provider) ends with it.
+    if (!turn.controller.signal.aborted) {
+      turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn is over"));
+    }
+    this.#activeTurn = null;
+    if (outcome.ok) {
+      this.#emit({ type: "turn-completed", turnId: turn.turnId, turnKind: turn.kind });
+      this.#setStatus("idle", turn.turnId);
+      return;
+    }
+    this.#emit({ type: "turn-failed", turnId: turn.turnId, turnKind: turn.kind, error: outcome.error.toWire() });
+    if (this.#ended) return;
+    this.#setStatus(outcome.error.code === "TURN_CANCELLED" ? "idle" : "error", turn.turnId);
+  }
+
+  #onProviderEvent(turn: ActiveTurn, event: ProviderEvent): void {
+    if (turn.controller.signal.aborted) return;
+    if (this.#toolCalls.size === 0) this.#armIdleWatch(turn);
+    switch (event.type) {
+      case "provider-session-started":
+        this.#providerSessionId = event.providerSessionId;
+        return;
+      case "text-delta":
+        this.#emit({ type: "chat-delta", turnId: turn.turnId, messageId: event.messageId, delta: event.delta });
+        return;
+      case "message-completed":
+        this.#emit({ type: "chat-completed", turnId: turn.turnId, messageId: event.messageId, text: event.text });
+        return;
+      case "activity":
+        this.#emit({ type: "activity-updated", turnId: turn.turnId, activity: event.activity });
+        return;
+      case "output-seen":
+        return;
+    }
+  }
+
+  #providerEnv(): Record<string, string> {
+    const { setup } = this;
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(setup.baseEnv)) {
+      if (value !== undefined) env[key] = value;
+    }
+    env.PATH = [setup.binDir, setup.baseEnv.PATH ?? ""].filter((part) => part !== "").join(delimiter);
+    env.PEDELEC_HOME = setup.home;
+    env.PEDELEC_THREAD_ID = this.id;
+    env.PEDELEC_PROVIDER = setup.provider;
+    env.PEDELEC_WORKSPACE = setup.workspace.path;
+    if (setup.model !== null) env.PEDELEC_MODEL = setup.model;
+    return env;
+  }
+
+  /** A provider that says nothing for too long, while not waiting on the page, is treated as hung. */
+  #armIdleWatch(turn: ActiveTurn): void {
+    this.#pauseIdleWatch();
+    const timeoutMs = this.setup.providerIdleTimeoutMs;
+    this.#idleTimer = setTimeout(() => {
+      turn.controller.abort(
+        new PedelecError("PROVIDER_FAILED", `${this.setup.provider} produced no output for ${Math.round(timeoutMs / 1000)} s and was stopped`),
+      );
+    }, timeoutMs);
+  }
+
+  #pauseIdleWatch(): void {
+    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  #setStatus(status: SessionStatus, turnId?: string): void {
+    if (this.#status === status) return;
+    this.#status = status;
+    this.#emit(turnId === undefined ? { type: "status-changed", status } : { type: "status-changed", status, turnId });
+  }
+
+  #emit(event: SessionEvent): void {
+    this.#seq += 1;
+    this.setup.publish({ type: "event", sessionId: this.id, seq: this.#seq, emittedAt: new Date().toISOString(), event });
+  }
+}

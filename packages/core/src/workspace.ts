@@ -1,0 +1,79 @@
+import { mkdir, realpath, rm, stat, readdir } from "node:fs/promises";
+import { isAbsolute, join, relative, sep } from "node:path";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+
+export const RUNTIME_DIR_NAME = ".pedelec-runtime";
+const RUNTIME_SUBDIRS = ["assets", "logs", "skills", "tmp"] as const;
+
+export interface PreparedWorkspace {
+  /** Real path of the workspace root. */
+  path: string;
+  /** Managed workspaces belong to Core and are removed by it; explicit ones are never deleted. */
+  managed: boolean;
+}
+
+async function createRuntimeDirs(root: string): Promise<void> {
+  for (const name of RUNTIME_SUBDIRS) {
+    await mkdir(join(root, RUNTIME_DIR_NAME, name), { recursive: true, mode: 0o700 });
+  }
+}
+
+function isInside(parent: string, child: string): boolean {
+  const path = relative(parent, child);
+  return path === "" || (!path.startsWith(`..${sep}`) && path !== ".." && !isAbsolute(path));
+}
+
+/** PEDELEC_HOME/workspaces/<threadId>, created fresh. */
+export async function prepareManagedWorkspace(workspacesDir: string, threadId: string): Promise<PreparedWorkspace> {
+  await mkdir(workspacesDir, { recursive: true, mode: 0o700 });
+  const root = join(workspacesDir, threadId);
+  await mkdir(root, { mode: 0o700 });
+  await createRuntimeDirs(root);
+  return { path: await realpath(root), managed: true };
+}
+
+/**
+ * An app-chosen folder: absolute, existing, a directory, and neither inside nor around the managed root.
+ * Existing content is left alone; only `.pedelec-runtime/` is added.
+ */
+export async function prepareExplicitWorkspace(requestedPath: string, workspacesDir: string): Promise<PreparedWorkspace> {
+  if (!isAbsolute(requestedPath)) {
+    throw new PedelecError("WORKSPACE_PATH_INVALID", `workspace.path must be absolute: ${requestedPath}`);
+  }
+  let real: string;
+  try {
+    real = await realpath(requestedPath);
+  } catch {
+    throw new PedelecError("WORKSPACE_PATH_INVALID", `workspace.path does not exist: ${requestedPath}`);
+  }
+  if (!(await stat(real)).isDirectory()) {
+    throw new PedelecError("WORKSPACE_PATH_INVALID", `workspace.path is not a directory: ${requestedPath}`);
+  }
+  await mkdir(workspacesDir, { recursive: true, mode: 0o700 });
+  const managedRoot = await realpath(workspacesDir);
+  if (isInside(managedRoot, real) || isInside(real, managedRoot)) {
+    throw new PedelecError("WORKSPACE_PATH_INVALID", `workspace.path overlaps Pedelec's managed workspaces: ${requestedPath}`);
+  }
+  await createRuntimeDirs(real);
+  return { path: real, managed: false };
+}
+
+export async function removeManagedWorkspace(workspacesDir: string, workspace: PreparedWorkspace): Promise<void> {
+  if (!workspace.managed) return;
+  const managedRoot = await realpath(workspacesDir).catch(() => workspacesDir);
+  // Belt and braces: only ever delete a direct child of the managed root.
+  if (relative(managedRoot, workspace.path).includes(sep) || !isInside(managedRoot, workspace.path)) return;
+  await rm(workspace.path, { recursive: true, force: true });
+}
+
+/** Removes managed workspaces left behind by a Core that did not exit normally. */
+export async function sweepManagedWorkspaces(workspacesDir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(workspacesDir);
+  } catch {
+    return 0;
+  }
+  await Promise.all(names.map((name) => rm(join(workspacesDir, name), { recursive: true, force: true })));
+  return names.length;
+}

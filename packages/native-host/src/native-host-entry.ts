@@ -1,0 +1,3 @@
+import { runNativeHost } from "./native-host-main.js";
+
+runNativeHost();

@@ -1,0 +1,139 @@
+import { CoreConnection } from "@pedelec/core/core-client";
+import type { CorePaths } from "@pedelec/core/core-paths";
+import { CORE_VERSION } from "@pedelec/core/core-version";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { extensionToHostMessageSchema, type HostStatusFrame, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
+import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
+
+export interface NativeHostOptions {
+  paths: CorePaths;
+  /** Sends one message to the extension (framing and chunking are the caller's). */
+  sendToExtension: (message: HostToExtensionMessage) => void;
+  /** Starts Core in the background; called at most once per connection attempt. */
+  launchCore: () => Promise<void>;
+  /** How long to keep retrying after launching Core. */
+  coreStartTimeoutMs: number;
+  log: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/**
+ * The bridge between the extension and Core: forwards request frames to Core and everything Core says back.
+ * If Core is not running it starts it and retries for a bounded time; requests wait meanwhile.
+ */
+export class NativeHost {
+  #core: CoreConnection | undefined;
+  #connecting: Promise<CoreConnection> | undefined;
+  /** Requests forwarded to Core and not answered yet, so a Core crash can fail them instead of leaving them hanging. */
+  readonly #inFlight = new Set<string>();
+  #stopped = false;
+
+  constructor(private readonly options: NativeHostOptions) {}
+
+  start(): void {
+    this.#status("connecting");
+    void this.#ensureCore().catch(() => undefined);
+  }
+
+  /** One message from the extension. */
+  handleMessage(message: unknown): void {
+    const parsed = extensionToHostMessageSchema.safeParse(message);
+    if (!parsed.success) {
+      const id = (message as { id?: unknown } | null)?.id;
+      const error = new PedelecError("INVALID_INPUT", "the extension sent a message that does not match the protocol", parsed.error.issues);
+      this.options.log("rejected an invalid message from the extension", { issues: parsed.error.issues.length });
+      if (typeof id === "string" && id.length > 0 && id.length <= 128) {
+        this.options.sendToExtension({ kind: "response", id, ok: false, error: error.toWire() });
+      }
+      return;
+    }
+    void this.#forward(parsed.data);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#core?.close();
+  }
+
+  async #forward(frame: CoreRequestFrame): Promise<void> {
+    let core: CoreConnection;
+    try {
+      core = await this.#ensureCore();
+    } catch (error) {
+      this.#fail(frame.id, PedelecError.from(error, "CORE_RUNTIME_UNAVAILABLE"));
+      return;
+    }
+    try {
+      this.#inFlight.add(frame.id);
+      core.sendFrame(frame);
+    } catch (error) {
+      this.#inFlight.delete(frame.id);
+      this.#fail(frame.id, PedelecError.from(error, "CORE_RUNTIME_UNAVAILABLE"));
+    }
+  }
+
+  #fail(id: string, error: PedelecError): void {
+    this.options.sendToExtension({ kind: "response", id, ok: false, error: error.toWire() });
+  }
+
+  #ensureCore(): Promise<CoreConnection> {
+    if (this.#core && !this.#core.closed) return Promise.resolve(this.#core);
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
+  }
+
+  async #connect(): Promise<CoreConnection> {
+    const { paths } = this.options;
+    let connection: CoreConnection | undefined;
+    try {
+      connection = await CoreConnection.open(paths.socketPath);
+    } catch {
+      this.options.log("Core is not running; starting it", { home: paths.home });
+      try {
+        await this.options.launchCore();
+      } catch (error) {
+        this.options.log("could not start Core", { error: (error as Error).message });
+      }
+      const deadline = Date.now() + this.options.coreStartTimeoutMs;
+      while (!connection && Date.now() < deadline && !this.#stopped) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
+      }
+    }
+    if (!connection) {
+      const error = new PedelecError(
+        "CORE_RUNTIME_UNAVAILABLE",
+        `Pedelec Core did not start within ${this.options.coreStartTimeoutMs} ms (PEDELEC_HOME=${paths.home}); see ${paths.logsDir}/core.log`,
+      );
+      this.#status("unavailable", error);
+      throw error;
+    }
+    this.#attach(connection);
+    return connection;
+  }
+
+  #attach(connection: CoreConnection): void {
+    this.#core = connection;
+    connection.onFrame((frame) => {
+      if (frame.kind === "response") this.#inFlight.delete(frame.id);
+      this.options.sendToExtension(frame);
+    });
+    connection.onClose((error) => {
+      if (this.#core === connection) this.#core = undefined;
+      if (this.#stopped) return;
+      const lost = new PedelecError("CORE_RUNTIME_UNAVAILABLE", error?.message ?? "the connection to Pedelec Core closed");
+      for (const id of this.#inFlight) this.#fail(id, lost);
+      this.#inFlight.clear();
+      this.options.log("lost the connection to Core", { error: lost.message });
+      this.#status("unavailable", lost);
+    });
+    this.#status("connected");
+  }
+
+  #status(core: HostStatusFrame["core"], error?: PedelecError): void {
+    const frame: HostStatusFrame = { kind: "host-status", version: CORE_VERSION, core };
+    if (error) frame.error = error.toWire();
+    this.options.sendToExtension(frame);
+  }
+}

@@ -1,0 +1,153 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { answerApproval, openSdkPage, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { attempt, installRecorder, logOf } from "./page-scripts.js";
+
+let environment: E2eEnvironment | undefined;
+afterEach(async () => {
+  await environment?.close();
+  environment = undefined;
+});
+
+async function approvedSession(env: E2eEnvironment, baseUrl = env.server.url) {
+  const page = await openSdkPage(env, baseUrl);
+  await installRecorder(page);
+  const origin = new URL(baseUrl).origin;
+  const created = attempt<{ sessionId: string; workspace: { path: string } }>(page, "return await window.create();");
+  await answerApproval(env.context, origin, "approve");
+  const result = await created;
+  if (!result.ok) throw new Error(`createSession failed: ${result.code} ${result.message}`);
+  return { page, sessionId: result.value.sessionId, workspace: result.value.workspace };
+}
+
+describe("the spine in real Chromium", () => {
+  it("approve → create → stream → tool answered by the page → turn completes → second turn resumes", async () => {
+    environment = await setUpE2e();
+    expect((await environment.pedelec("status")).code).toBe(1);
+    const { page, sessionId } = await approvedSession(environment);
+    // The native host found no Core and started one for this PEDELEC_HOME.
+    const status = await environment.pedelec("status");
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(environment.home);
+
+    const approval = await attempt<{ approved: boolean; installed: boolean }>(page, "return await window.pedelec.getApprovalStatus();");
+    expect(approval).toMatchObject({ ok: true, value: { installed: true, approved: true } });
+
+    expect(await page.evaluate(() => (window as any).send("reply: Hello from the agent"))).toEqual({ ok: true });
+    let log = await logOf(page);
+    const deltas = log.filter((entry) => entry.kind === "delta");
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.map((entry) => entry.delta).join("")).toBe("Hello from the agent");
+    const seqs = deltas.map((entry) => entry.seq as number);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(log.filter((entry) => entry.kind === "chat").map((entry) => entry.text)).toEqual(["Hello from the agent"]);
+    expect(log.filter((entry) => entry.kind === "status").map((entry) => entry.status)).toEqual(["running", "idle"]);
+
+    await page.evaluate(() => ((window as any).log = []));
+    expect(await page.evaluate(() => (window as any).send('call-tool add_todo {"title":"Buy milk"}'))).toEqual({ ok: true });
+    log = await logOf(page);
+    expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Buy milk" }]);
+    const statuses = log.filter((entry) => entry.kind === "status").map((entry) => entry.status);
+    expect(statuses).toEqual(["running", "waiting_tool_result", "running", "idle"]);
+    // The agent saw what the page's handler returned.
+    const answer = log.filter((entry) => entry.kind === "chat").at(-1)?.text as string;
+    expect(answer).toContain("Tool add_todo returned:");
+    expect(answer).toContain('"id":"card-1"');
+    expect(answer).toContain('"title":"Buy milk"');
+    expect(log.some((entry) => entry.kind === "activity" && entry.activity.kind === "command")).toBe(true);
+
+    await page.evaluate(() => ((window as any).log = []));
+    expect(await page.evaluate(() => (window as any).send("report-resume"))).toEqual({ ok: true });
+    const resumed = (await logOf(page)).filter((entry) => entry.kind === "chat").at(-1)?.text as string;
+    expect(resumed).toMatch(/^resumed=[0-9a-f-]{36}$/);
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("rejects createSession when the user rejects the origin", async () => {
+    environment = await setUpE2e();
+    const page = await openSdkPage(environment);
+    await installRecorder(page);
+    const created = attempt(page, "return await window.create();");
+    await answerApproval(environment.context, new URL(environment.server.url).origin, "reject");
+    expect(await created).toMatchObject({ ok: false, code: "APPROVAL_REJECTED" });
+    const approval = await attempt(page, "return await window.pedelec.getApprovalStatus();");
+    expect(approval).toMatchObject({ ok: true, value: { approved: false } });
+  });
+
+  it("does not let another origin resume a session", async () => {
+    environment = await setUpE2e();
+    const { sessionId } = await approvedSession(environment);
+    const other = await openSdkPage(environment, environment.otherOriginUrl);
+    await installRecorder(other);
+    const resumed = attempt(other, `return await window.resume(${JSON.stringify(sessionId)});`);
+    await answerApproval(environment.context, new URL(environment.otherOriginUrl).origin, "approve");
+    expect(await resumed).toMatchObject({ ok: false, code: "THREAD_ACCESS_DENIED" });
+  });
+
+  it("reports NATIVE_HOST_UNAVAILABLE when the host is not registered", async () => {
+    environment = await setUpE2e({ installHost: false });
+    const page = await openSdkPage(environment);
+    await installRecorder(page);
+    const created = attempt(page, "return await window.create();");
+    await answerApproval(environment.context, new URL(environment.server.url).origin, "approve");
+    expect(await created).toMatchObject({ ok: false, code: "NATIVE_HOST_UNAVAILABLE" });
+  });
+
+  it("sends TOOL_ARGS_INVALID to the agent without running the page's handler", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page } = await approvedSession(environment);
+    expect(await page.evaluate(() => (window as any).send('call-tool add_todo {"title":""}'))).toEqual({ ok: true });
+    const answer = (await logOf(page)).filter((entry) => entry.kind === "chat").at(-1)?.text as string;
+    expect(answer).toContain("Tool add_todo failed:");
+    expect(answer).toContain("TOOL_ARGS_INVALID");
+    expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([]);
+  });
+
+  it("refuses a second sendText during a turn with SESSION_BUSY", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page } = await approvedSession(environment);
+    const result = await page.evaluate(async () => {
+      const w = window as any;
+      const first = w.send("hang");
+      const second = await w.send("reply: too soon");
+      await w.session.end();
+      return { second, first: await first };
+    });
+    expect(result.second).toMatchObject({ ok: false, code: "SESSION_BUSY" });
+    expect(result.first).toMatchObject({ ok: false, code: "SESSION_ENDED" });
+  });
+
+  it("turns a provider that exits non-zero into an error event and a rejected turn", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page } = await approvedSession(environment);
+    const result = await page.evaluate(() => (window as any).send("exit-with 3 model overloaded"));
+    expect(result).toMatchObject({ ok: false, code: "PROVIDER_FAILED" });
+    expect(result.message).toContain("model overloaded");
+    const log = await logOf(page);
+    expect(log).toContainEqual(expect.objectContaining({ kind: "error", code: "PROVIDER_FAILED" }));
+    expect(log.filter((entry) => entry.kind === "status").at(-1)).toMatchObject({ status: "error" });
+    // The session recovers: the next turn runs.
+    expect(await page.evaluate(() => (window as any).send("reply: fine again"))).toEqual({ ok: true });
+  });
+
+  it("ends an autoEndOnDisconnect session when its last tab closes", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page, sessionId } = await approvedSession(environment);
+    const second = await openSdkPage(environment);
+    await installRecorder(second);
+    expect(await attempt(second, `return await window.resume(${JSON.stringify(sessionId)});`)).toMatchObject({ ok: true });
+
+    await page.close();
+    // One route is left, so the session lives on and still takes turns.
+    expect(await second.evaluate(() => (window as any).send("reply: still here"))).toEqual({ ok: true });
+
+    await second.close();
+    const observer = await openSdkPage(environment);
+    await installRecorder(observer);
+    await expect
+      .poll(async () => {
+        const resumed = await attempt<{ status: string }>(observer, `return await window.resume(${JSON.stringify(sessionId)});`);
+        return resumed.ok ? resumed.value.status : resumed.code;
+      }, { timeout: 10_000, interval: 100 })
+      .toBe("ended");
+  });
+});
