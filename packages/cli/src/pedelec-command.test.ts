@@ -1,0 +1,71 @@
+import { mkdtemp, readFile, rm, stat, access } from "node:fs/promises";
+import { constants } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
+import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
+import { runPedelecCommand } from "./pedelec-command.js";
+
+let home: string;
+let profile: string;
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), "pedelec-cli-home-"));
+  profile = await mkdtemp(join(tmpdir(), "pedelec-cli-profile-"));
+});
+afterEach(async () => {
+  await rm(home, { recursive: true, force: true });
+  await rm(profile, { recursive: true, force: true });
+});
+
+async function pedelec(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runPedelecCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: { ...process.env, PEDELEC_HOME: home } });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+describe("pedelec install / uninstall", () => {
+  it("writes a host manifest with an absolute executable and our extension id, and prints where", async () => {
+    const result = await pedelec("install", "--browser", "chromium", "--user-data-dir", profile);
+    const file = join(profile, "NativeMessagingHosts", `${NATIVE_HOST_NAME}.json`);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(file);
+    const manifest = JSON.parse(await readFile(file, "utf8")) as { path: string; allowed_origins: string[]; type: string; name: string };
+    expect(manifest).toMatchObject({ name: NATIVE_HOST_NAME, type: "stdio", allowed_origins: [`chrome-extension://${DEFAULT_EXTENSION_ID}/`] });
+    expect(manifest.path).toBe(join(home, "bin", "pedelec-native-host"));
+    await access(manifest.path, constants.X_OK);
+    expect((await stat(join(home, "bin", "pedelec-cli"))).mode & 0o111).not.toBe(0);
+  });
+
+  it("adds extra extension ids and refuses malformed ones", async () => {
+    const extra = "abcdefghijklmnopabcdefghijklmnop";
+    expect((await pedelec("install", "--user-data-dir", profile, "--extension-id", extra)).code).toBe(0);
+    const manifest = JSON.parse(await readFile(join(profile, "NativeMessagingHosts", `${NATIVE_HOST_NAME}.json`), "utf8")) as { allowed_origins: string[] };
+    expect(manifest.allowed_origins).toContain(`chrome-extension://${extra}/`);
+    expect((await pedelec("install", "--user-data-dir", profile, "--extension-id", "not-an-id")).code).toBe(2);
+    expect((await pedelec("install", "--browser", "firefox")).code).toBe(2);
+  });
+
+  it("removes the manifest on uninstall", async () => {
+    await pedelec("install", "--user-data-dir", profile);
+    const removed = await pedelec("uninstall", "--user-data-dir", profile);
+    expect(removed.out).toContain("Removed");
+    await expect(access(join(profile, "NativeMessagingHosts", `${NATIVE_HOST_NAME}.json`))).rejects.toThrow();
+    expect((await pedelec("uninstall", "--user-data-dir", profile)).out).toContain("Nothing to remove");
+  });
+});
+
+describe("pedelec status / stop / usage", () => {
+  it("says Core is not running, with exit 1", async () => {
+    const result = await pedelec("status");
+    expect(result.code).toBe(1);
+    expect(result.out).toContain("not running");
+    expect((await pedelec("stop")).code).toBe(0);
+  });
+
+  it("rejects unknown commands and flags with exit 2", async () => {
+    expect((await pedelec("fly")).code).toBe(2);
+    expect((await pedelec("start", "--bogus")).code).toBe(1);
+  });
+});
