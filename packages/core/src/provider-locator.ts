@@ -2,7 +2,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderCode } from "@pedelec/protocol/domain";
 import type { ProviderAdapter, ProviderDiscovery } from "./providers/provider-adapter.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
-import { findExecutable, providerSearchPath } from "./providers/provider-discovery.js";
+import { discoverProvider } from "./providers/provider-discovery.js";
 
 const DISCOVERY_TTL_MS = 5_000;
 const DISCOVERY_TIMEOUT_MS = 10_000;
@@ -40,16 +40,7 @@ export class ProviderLocator {
   async #discover(adapter: ProviderAdapter): Promise<ProviderDiscovery> {
     const cached = this.#cache.get(adapter.code);
     if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.discovery;
-    const executablePath = await findExecutable(adapter.programName, providerSearchPath(this.env));
-    const discovery: ProviderDiscovery =
-      executablePath === null
-        ? {
-            available: false,
-            executablePath: null,
-            version: null,
-            error: `${adapter.programName} is not installed or not on PATH`,
-          }
-        : await adapter.discover(executablePath, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS));
+    const discovery = await discoverProvider(adapter, this.env, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS));
     this.#cache.set(adapter.code, { at: Date.now(), discovery });
     return discovery;
   }

@@ -1,0 +1,140 @@
+import { constants as fsConstants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import path from "node:path";
+import type { ProviderAdapter, ProviderDiscovery } from "./provider-adapter.js";
+import { runProviderProcess } from "./provider-process.js";
+
+export const VERSION_PROBE_TIMEOUT_MS = 5_000;
+
+/** Where CLIs land when the installer's PATH edits have not reached the daemon's environment. */
+const FALLBACK_DIRECTORIES = ["~/.local/bin", "/usr/local/bin", "/opt/homebrew/bin"];
+
+/**
+ * The directories searched for provider CLIs, in order: `PEDELEC_PROVIDER_PATH` (so tests and users can
+ * point at a specific build), then `PATH`, then common install folders. Relative entries are dropped:
+ * they would depend on whatever the daemon's working directory happens to be.
+ */
+export function providerSearchPath(env: Record<string, string | undefined>): string[] {
+  const home = env.HOME || homedir();
+  const candidates = [
+    ...splitPathList(env.PEDELEC_PROVIDER_PATH),
+    ...splitPathList(env.PATH),
+    ...FALLBACK_DIRECTORIES.map((directory) =>
+      directory.startsWith("~/") ? path.join(home, directory.slice(2)) : directory,
+    ),
+  ];
+  const seen = new Set<string>();
+  const directories: string[] = [];
+  for (const candidate of candidates) {
+    if (!path.isAbsolute(candidate)) continue;
+    const normalized = path.resolve(candidate);
+    if (seen.has(normalized)) continue;
+    seen.add(normalized);
+    directories.push(normalized);
+  }
+  return directories;
+}
+
+function splitPathList(value: string | undefined): string[] {
+  if (!value) return [];
+  return value.split(path.delimiter).filter((entry) => entry.length > 0);
+}
+
+/**
+ * The first `<dir>/<programName>` that is an executable regular file (symlinks followed).
+ * The returned path keeps the symlink, so the CLI sees the name it was installed under.
+ */
+export async function findExecutable(programName: string, searchDirs: readonly string[]): Promise<string | null> {
+  // A name with a separator would escape the search directories.
+  if (programName.length === 0 || programName.includes("/") || programName.includes("\\")) return null;
+  for (const directory of searchDirs) {
+    const candidate = path.join(directory, programName);
+    if (await isExecutableFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+async function isExecutableFile(candidate: string): Promise<boolean> {
+  try {
+    const info = await stat(candidate);
+    if (!info.isFile()) return false;
+    await access(candidate, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A dotted version number such as `2.1.332` or `0.61`. */
+const VERSION_PATTERN = /\b(\d+\.\d+(?:\.\d+)*)\b/;
+
+/**
+ * Runs `<bin> --version` (5 s limit). Available only when it exits 0 and prints a dotted version number.
+ * `env` defaults to Core's own environment.
+ */
+export async function probeVersion(
+  executablePath: string,
+  signal: AbortSignal,
+  env: Record<string, string> = inheritedEnvironment(),
+): Promise<ProviderDiscovery> {
+  const name = path.basename(executablePath);
+  const unavailable = (error: string): ProviderDiscovery => ({ available: false, executablePath, version: null, error });
+  const timeout = AbortSignal.timeout(VERSION_PROBE_TIMEOUT_MS);
+  const stdoutLines: string[] = [];
+  const run = await runProviderProcess({
+    executablePath,
+    args: ["--version"],
+    cwd: path.dirname(executablePath),
+    env,
+    stdin: "",
+    signal: AbortSignal.any([signal, timeout]),
+    onStdoutLine: (line) => {
+      if (stdoutLines.length < 20) stdoutLines.push(line);
+    },
+    maxStderrBytes: 8 * 1024,
+    killGraceMs: 500,
+  });
+  if (signal.aborted) return unavailable(`${name} --version was cancelled`);
+  if (timeout.aborted) return unavailable(`${name} --version failed: no answer within ${VERSION_PROBE_TIMEOUT_MS / 1000} s`);
+  if (run.spawnError) return unavailable(`${name} --version failed: ${run.spawnError.message}`);
+  if (run.exitCode !== 0) {
+    const reason = firstLine(run.stderr) || firstLine(stdoutLines.join("\n"));
+    const status = run.exitCode === null ? `killed by ${run.signal ?? "a signal"}` : `exit code ${run.exitCode}`;
+    return unavailable(`${name} --version failed: ${status}${reason ? `: ${reason}` : ""}`);
+  }
+  const version = VERSION_PATTERN.exec(`${stdoutLines.join("\n")}\n${run.stderr}`)?.[1];
+  if (!version) return unavailable(`${name} --version failed: no version number in its output`);
+  return { available: true, executablePath, version, error: null };
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0]?.trim() ?? "";
+}
+
+function inheritedEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+/** What discovery reports when no executable was found. */
+export function notInstalledDiscovery(programName: string): ProviderDiscovery {
+  return {
+    available: false,
+    executablePath: null,
+    version: null,
+    error: `${programName} is not installed or not on PATH`,
+  };
+}
+
+/** Finds the adapter's executable on the provider search path and lets the adapter probe it. */
+export async function discoverProvider(
+  adapter: ProviderAdapter,
+  env: Record<string, string | undefined>,
+  signal: AbortSignal,
+): Promise<ProviderDiscovery> {
+  const executablePath = await findExecutable(adapter.programName, providerSearchPath(env));
+  if (executablePath === null) return notInstalledDiscovery(adapter.programName);
+  return adapter.discover(executablePath, signal);
+}

@@ -1,0 +1,163 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { LineSplitter } from "./line-splitter.js";
+
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_STDERR_BYTES = 64 * 1024;
+export const DEFAULT_KILL_GRACE_MS = 2_000;
+export const DEFAULT_DRAIN_GRACE_MS = 5_000;
+
+export interface ProviderProcessOptions {
+  executablePath: string;
+  args: readonly string[];
+  /** Working directory of the child (the session workspace). */
+  cwd: string;
+  /** The child's complete environment; nothing from Core's own environment is added. */
+  env: Record<string, string>;
+  /** Written to stdin, which is then closed. */
+  stdin: string;
+  /** Aborting kills the child's whole process group. */
+  signal: AbortSignal;
+  onStdoutLine: (line: string) => void;
+  /** A stdout line longer than `maxLineBytes` was dropped. */
+  onStdoutLineDropped?: (byteLength: number) => void;
+  maxLineBytes?: number;
+  maxStderrBytes?: number;
+  /** Time between SIGTERM and SIGKILL of the process group after an abort. */
+  killGraceMs?: number;
+  /**
+   * How long to keep reading after the child exited while its pipes stay open (a background grandchild
+   * holding them). Past it Core stops reading; the grandchild is left alone, only our pipe ends close.
+   */
+  drainGraceMs?: number;
+}
+
+export interface ProviderProcessResult {
+  /** Null when the child was killed by a signal or never started. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The first `maxStderrBytes` bytes of stderr. */
+  stderr: string;
+  stderrTruncated: boolean;
+  /** Set when the executable could not be started (ENOENT, EACCES, …). */
+  spawnError: { code: string; message: string } | null;
+  droppedLineCount: number;
+}
+
+/**
+ * Runs a provider CLI as the leader of its own process group, so a cancel reaches every process it started.
+ * Settles (never rejects) once the child exited and its stdout and stderr are drained.
+ */
+export function runProviderProcess(options: ProviderProcessOptions): Promise<ProviderProcessResult> {
+  return new Promise((resolve) => {
+    const maxStderrBytes = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
+    const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS;
+    const stderrPieces: Buffer[] = [];
+    let stderrBytes = 0;
+    let stderrTruncated = false;
+    let droppedLineCount = 0;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const finish = (result: Omit<ProviderProcessResult, "stderr" | "stderrTruncated" | "droppedLineCount">): void => {
+      if (settled) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      options.signal.removeEventListener("abort", onAbort);
+      resolve({
+        ...result,
+        stderr: Buffer.concat(stderrPieces, stderrBytes).toString("utf8"),
+        stderrTruncated,
+        droppedLineCount,
+      });
+    };
+
+    if (options.signal.aborted) {
+      finish({ exitCode: null, signal: null, spawnError: null });
+      return;
+    }
+
+    let child: ChildProcess;
+    try {
+      child = spawn(options.executablePath, [...options.args], {
+        cwd: options.cwd,
+        env: { ...options.env },
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+    } catch (error) {
+      // spawn throws synchronously for bad arguments (e.g. a NUL byte in an argument).
+      finish({ exitCode: null, signal: null, spawnError: describeSpawnError(error) });
+      return;
+    }
+
+    const splitter = new LineSplitter({
+      maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+      onLine: options.onStdoutLine,
+      onLineDropped: (byteLength) => {
+        droppedLineCount += 1;
+        options.onStdoutLineDropped?.(byteLength);
+      },
+    });
+
+    child.stdout?.on("data", (chunk: Buffer) => splitter.push(chunk));
+    child.stdout?.on("close", () => splitter.end());
+    child.stderr?.on("data", (chunk: Buffer) => {
+      if (stderrBytes >= maxStderrBytes) {
+        stderrTruncated = true;
+        return;
+      }
+      const room = maxStderrBytes - stderrBytes;
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      if (kept.length < chunk.length) stderrTruncated = true;
+      stderrPieces.push(kept);
+      stderrBytes += kept.length;
+    });
+
+    // A child that exits without reading its prompt makes the write fail with EPIPE; that is its own business.
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(options.stdin);
+
+    child.on("error", (error) => {
+      if (child.pid === undefined) finish({ exitCode: null, signal: null, spawnError: describeSpawnError(error) });
+    });
+    child.on("exit", () => {
+      timers.push(
+        setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+        }, drainGraceMs),
+      );
+    });
+    // "close" comes after the exit and after every stdio stream closed, so all output has been read.
+    child.on("close", (exitCode, signal) => finish({ exitCode, signal, spawnError: null }));
+
+    function onAbort(): void {
+      signalGroup(child, "SIGTERM");
+      timers.push(
+        setTimeout(() => {
+          // Escalate when the leader ignores SIGTERM, or when something in the group still holds our pipes.
+          if (!settled) signalGroup(child, "SIGKILL");
+        }, killGraceMs),
+      );
+    }
+    options.signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+function describeSpawnError(error: unknown): { code: string; message: string } {
+  const code = (error as { code?: unknown }).code;
+  return {
+    code: typeof code === "string" ? code : "SPAWN_FAILED",
+    message: error instanceof Error ? error.message : String(error),
+  };
+}

@@ -1,0 +1,519 @@
+import { describe, expect, it, vi } from "vitest";
+import { splitIntoChunks } from "@pedelec/protocol/chunking";
+import { SDK_PORT_NAME } from "@pedelec/protocol/page-wire";
+import type { ExtensionToHostMessage } from "@pedelec/protocol/native-wire";
+import { ApprovalBroker } from "./approval-broker.js";
+import { APPROVED_ORIGINS_KEY, ApprovalStore } from "./approval-store.js";
+import type { AutoEndEntry } from "./auto-end-ledger.js";
+import { NativeLink } from "./native-link.js";
+import { PageGateway } from "./page-gateway.js";
+import type { PortSender } from "./page-port.js";
+import { FakeNativeChannel, FakeNativeHost, FakePagePort, MemoryStorage, eventEnvelope, sessionInfo } from "./testing/fakes.js";
+
+const APP = "https://app.example";
+const waitOptions = { timeout: 2000, interval: 2 };
+
+interface SetupOptions {
+  approved?: string[];
+  approvalTimeoutMs?: number;
+  openPopup?: (approvalId: string) => Promise<void>;
+  statusProbeTimeoutMs?: number;
+}
+
+async function setup(options: SetupOptions = {}) {
+  const host = new FakeNativeHost();
+  const warnings: { code: string; message: string; details?: unknown }[] = [];
+  const logger = { warn: (code: string, message: string, details?: unknown) => void warnings.push({ code, message, details }) };
+  const link = new NativeLink({ connect: host.connect, logger });
+  const storage = new MemoryStorage();
+  const approvedOrigins = new ApprovalStore(storage);
+  for (const origin of options.approved ?? []) await approvedOrigins.approve(origin);
+  const popups: string[] = [];
+  const approvals = new ApprovalBroker({
+    store: approvedOrigins,
+    openPopup: options.openPopup ?? (async (approvalId) => void popups.push(approvalId)),
+    timeoutMs: options.approvalTimeoutMs ?? 60_000,
+  });
+  const ledger: AutoEndEntry[][] = [];
+  const gateway = new PageGateway({
+    link,
+    approvals,
+    approvedOrigins,
+    logger,
+    onAutoEndSessionsChanged: (entries) => void ledger.push(entries),
+    statusProbeTimeoutMs: options.statusProbeTimeoutMs ?? 0,
+  });
+  const connect = (sender: PortSender | undefined = { origin: APP, url: `${APP}/board` }): FakePagePort => {
+    const port = new FakePagePort(SDK_PORT_NAME, sender);
+    gateway.accept(port);
+    return port;
+  };
+  return { host, link, storage, approvals, gateway, popups, warnings, ledger, connect };
+}
+
+/** Waits for the page's answer to `id`. */
+function responseOf(port: FakePagePort, id: string) {
+  return vi.waitFor(() => {
+    const [response] = port.responsesFor(id);
+    if (!response) throw new Error(`no response to ${id} yet`);
+    return response;
+  }, waitOptions);
+}
+
+/** Waits until the host has received a request of `type` (the `index`-th one). */
+function hostRequest(channel: () => FakeNativeChannel, type: string, index = 0): Promise<ExtensionToHostMessage> {
+  return vi.waitFor(() => {
+    const frame = channel().requests(type)[index];
+    if (!frame) throw new Error(`no ${type} request yet`);
+    return frame;
+  }, waitOptions);
+}
+
+/** Creates a session through `port` against an already approved origin and an answering host. */
+async function createSession(
+  context: Awaited<ReturnType<typeof setup>>,
+  port: FakePagePort,
+  sessionId: string,
+  options: { id?: string; autoEnd?: boolean; type?: "createSession" | "resumeSession" } = {},
+) {
+  const id = options.id ?? `create-${sessionId}`;
+  const type = options.type ?? "createSession";
+  const before = context.host.channels.at(-1)?.requests(type).length ?? 0;
+  port.fromPage({ id, type, payload: type === "createSession" ? {} : { sessionId } });
+  const frame = await hostRequest(() => context.host.current, type, before);
+  context.host.current.respond(frame, sessionInfo(sessionId, options.autoEnd ?? true));
+  return responseOf(port, id);
+}
+
+describe("PageGateway: origin", () => {
+  it("takes the origin from the sender only and stamps it on forwarded requests", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "cancelTurn", payload: { sessionId: "session-aaaa" } });
+    const frame = await hostRequest(() => context.host.current, "cancelTurn");
+    expect(frame).toMatchObject({ kind: "request", type: "cancelTurn", origin: APP, payload: { sessionId: "session-aaaa" } });
+    expect(frame.id).not.toBe("1");
+  });
+
+  it("ignores an origin a page puts in its message", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect({ origin: "https://other.example", url: "https://other.example/" });
+    port.fromPage({ id: "status", type: "getApprovalStatus", payload: {} });
+    expect(await responseOf(port, "status")).toMatchObject({ ok: true, result: { origin: "https://other.example", approved: false } });
+    port.fromPage({ id: "send", type: "sendText", payload: { sessionId: "session-aaaa", turnId: "t1", text: "hi", origin: APP } });
+    expect(await responseOf(port, "send")).toMatchObject({ ok: false, error: { code: "INVALID_INPUT" } });
+    port.fromPage({ id: "cancel", type: "cancelTurn", payload: { sessionId: "session-aaaa" }, origin: APP });
+    expect(await responseOf(port, "cancel")).toMatchObject({ ok: false, error: { code: "SDK_PROTOCOL_ERROR" } });
+    port.fromPage({ id: "end", type: "endSession", payload: { sessionId: "session-aaaa" } });
+    expect(await responseOf(port, "end")).toMatchObject({ ok: false, error: { code: "CREATE_SESSION_NOT_APPROVED" } });
+    expect(context.host.channels).toHaveLength(0);
+  });
+
+  it("falls back to the sender url when origin is absent", async () => {
+    const context = await setup();
+    const port = context.connect({ url: "http://localhost:5173/app" });
+    port.fromPage({ id: "1", type: "getApprovalStatus", payload: {} });
+    expect(await responseOf(port, "1")).toMatchObject({ ok: true, result: { origin: "http://localhost:5173" } });
+  });
+
+  it("answers INVALID_ORIGIN for origins Pedelec does not serve", async () => {
+    const context = await setup();
+    for (const origin of ["http://app.example", "chrome-extension://abcdefghijklmnop", "file://"]) {
+      const port = context.connect({ origin });
+      port.fromPage({ id: "1", type: "createSession", payload: {} });
+      expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "INVALID_ORIGIN" } });
+    }
+    expect(context.popups).toEqual([]);
+    expect(context.host.channels).toHaveLength(0);
+  });
+
+  it("answers SDK_ORIGIN_UNAVAILABLE to every request when the browser gave no origin", async () => {
+    const context = await setup({ approved: [APP] });
+    for (const sender of [undefined, {}, { origin: "null", url: `${APP}/sandboxed` }]) {
+      const port = new FakePagePort(SDK_PORT_NAME, sender);
+      context.gateway.accept(port);
+      port.fromPage({ id: "a", type: "getApprovalStatus", payload: {} });
+      port.fromPage({ id: "b", type: "createSession", payload: {} });
+      port.fromPage({ id: "c", type: "noSuchRequest", payload: 1 });
+      for (const id of ["a", "b", "c"]) {
+        expect(await responseOf(port, id)).toMatchObject({ ok: false, error: { code: "SDK_ORIGIN_UNAVAILABLE" } });
+      }
+    }
+    expect(context.host.channels).toHaveLength(0);
+  });
+
+  it("closes ports that do not use the SDK port name", async () => {
+    const context = await setup();
+    const port = new FakePagePort("something-else", { origin: APP });
+    context.gateway.accept(port);
+    expect(port.disconnectedByExtension).toBe(true);
+  });
+});
+
+describe("PageGateway: request validation", () => {
+  it("answers unknown types, bad payloads and malformed envelopes without crashing", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "unknown", type: "subscribeSession", payload: { sessionId: "session-aaaa" } });
+    port.fromPage({ id: "payload", type: "createSession", payload: { model: "gpt" } });
+    port.fromPage({ id: "shape", type: 42, payload: {} });
+    port.fromPage({ id: "", type: "createSession", payload: {} });
+    port.fromPage("hello");
+    port.fromPage(null);
+    expect(await responseOf(port, "unknown")).toMatchObject({ ok: false, error: { code: "SDK_PROTOCOL_ERROR" } });
+    expect(await responseOf(port, "payload")).toMatchObject({ ok: false, error: { code: "INVALID_INPUT" } });
+    expect(await responseOf(port, "shape")).toMatchObject({ ok: false, error: { code: "SDK_PROTOCOL_ERROR" } });
+    await vi.waitFor(() => expect(context.warnings.map((warning) => warning.code)).toEqual(Array(3).fill("SDK_PROTOCOL_ERROR")), waitOptions);
+    expect(context.host.channels).toHaveLength(0);
+  });
+});
+
+describe("PageGateway: getApprovalStatus", () => {
+  it("reports approval and whether Core is connected, without opening a popup", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "getApprovalStatus", payload: {} });
+    expect(await responseOf(port, "1")).toEqual({
+      id: "1",
+      ok: true,
+      result: { installed: true, approved: true, origin: APP, appConnected: false },
+    });
+    await createSession(context, port, "session-aaaa");
+    context.host.current.hello("connected");
+    port.fromPage({ id: "2", type: "getApprovalStatus", payload: {} });
+    expect(await responseOf(port, "2")).toMatchObject({ result: { appConnected: true } });
+    expect(context.popups).toEqual([]);
+  });
+
+  it("probes the host for an approved origin but never for an unapproved one", async () => {
+    const context = await setup({ approved: [APP], statusProbeTimeoutMs: 5000 });
+    const stranger = context.connect({ origin: "https://stranger.example" });
+    stranger.fromPage({ id: "1", type: "getApprovalStatus", payload: {} });
+    expect(await responseOf(stranger, "1")).toMatchObject({ result: { approved: false, appConnected: false } });
+    expect(context.host.channels).toHaveLength(0);
+
+    const port = context.connect();
+    port.fromPage({ id: "2", type: "getApprovalStatus", payload: {} });
+    await vi.waitFor(() => expect(context.host.channels).toHaveLength(1), waitOptions);
+    context.host.current.hello("connected");
+    expect(await responseOf(port, "2")).toMatchObject({ result: { approved: true, appConnected: true } });
+  });
+
+  it("answers STORAGE_ERROR when approvals cannot be read", async () => {
+    const context = await setup();
+    context.storage.failReads = true;
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "getApprovalStatus", payload: {} });
+    expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
+  });
+});
+
+describe("PageGateway: approval", () => {
+  it("asks, persists the approval, reports progress and forwards with the origin stamped", async () => {
+    const context = await setup();
+    const port = context.connect();
+    port.fromPage({ id: "c1", type: "createSession", payload: { provider: "claude" } });
+    await vi.waitFor(() => expect(context.popups).toHaveLength(1), waitOptions);
+    expect(port.sent).toEqual([{ type: "request-progress", id: "c1", stage: "awaiting-approval" }]);
+    expect(context.host.channels).toHaveLength(0);
+
+    await context.approvals.decide(APP, "approve");
+    expect(context.storage.values.get(APPROVED_ORIGINS_KEY)).toEqual([APP]);
+    const frame = await hostRequest(() => context.host.current, "createSession");
+    expect(frame).toMatchObject({ origin: APP, payload: { provider: "claude" } });
+    expect(port.sent[1]).toEqual({ type: "request-progress", id: "c1", stage: "approval-settled" });
+    context.host.current.respond(frame, sessionInfo("session-aaaa"));
+    expect(await responseOf(port, "c1")).toMatchObject({ ok: true, result: { sessionId: "session-aaaa" } });
+  });
+
+  it("shares one pending approval between requests of one origin", async () => {
+    const context = await setup();
+    const first = context.connect();
+    const second = context.connect();
+    first.fromPage({ id: "1", type: "createSession", payload: {} });
+    second.fromPage({ id: "1", type: "resumeSession", payload: { sessionId: "session-aaaa" } });
+    await vi.waitFor(() => expect(second.sent).toHaveLength(1), waitOptions);
+    expect(context.popups).toHaveLength(1);
+    expect(context.approvals.list()).toHaveLength(1);
+    await context.approvals.decide(APP, "approve");
+    await hostRequest(() => context.host.current, "createSession");
+    await hostRequest(() => context.host.current, "resumeSession");
+  });
+
+  it("answers APPROVAL_REJECTED and stores nothing", async () => {
+    const context = await setup();
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "createSession", payload: {} });
+    await vi.waitFor(() => expect(context.popups).toHaveLength(1), waitOptions);
+    await context.approvals.decide(APP, "reject");
+    expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "APPROVAL_REJECTED" } });
+    expect(context.storage.values.get(APPROVED_ORIGINS_KEY)).toBeUndefined();
+    expect(context.host.channels).toHaveLength(0);
+  });
+
+  it("answers APPROVAL_TIMEOUT when nobody answers in time", async () => {
+    const context = await setup({ approvalTimeoutMs: 25 });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "resumeSession", payload: { sessionId: "session-aaaa" } });
+    expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "APPROVAL_TIMEOUT" } });
+    expect(context.host.channels).toHaveLength(0);
+  });
+
+  it("answers OPEN_POPUP_FAILED when the window cannot be created", async () => {
+    const context = await setup({ openPopup: () => Promise.reject(new Error("Invalid value for bounds")) });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "createSession", payload: {} });
+    expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "OPEN_POPUP_FAILED" } });
+  });
+
+  it("answers STORAGE_ERROR when the approval cannot be saved", async () => {
+    const context = await setup();
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "createSession", payload: {} });
+    await vi.waitFor(() => expect(context.popups).toHaveLength(1), waitOptions);
+    context.storage.failWrites = true;
+    await expect(context.approvals.decide(APP, "approve")).rejects.toMatchObject({ code: "STORAGE_ERROR" });
+    expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
+  });
+
+  it("refuses other session requests from an unapproved origin", async () => {
+    const context = await setup();
+    const port = context.connect();
+    const requests = [
+      { type: "sendText", payload: { sessionId: "session-aaaa", turnId: "t1", text: "hi" } },
+      { type: "submitToolResult", payload: { sessionId: "session-aaaa", toolRequestId: "r1", outcome: { ok: true, result: 1 } } },
+      { type: "cancelTurn", payload: { sessionId: "session-aaaa" } },
+      { type: "endSession", payload: { sessionId: "session-aaaa" } },
+    ];
+    for (const [index, request] of requests.entries()) port.fromPage({ id: `r${index}`, ...request });
+    for (const index of requests.keys()) {
+      expect(await responseOf(port, `r${index}`)).toMatchObject({ ok: false, error: { code: "CREATE_SESSION_NOT_APPROVED" } });
+    }
+    expect(context.popups).toEqual([]);
+    expect(context.host.channels).toHaveLength(0);
+  });
+
+  it("withdraws the approval question when the waiting page leaves", async () => {
+    const context = await setup();
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "createSession", payload: {} });
+    await vi.waitFor(() => expect(context.approvals.list()).toHaveLength(1), waitOptions);
+    port.closeFromPage();
+    await vi.waitFor(() => expect(context.approvals.list()).toEqual([]), waitOptions);
+  });
+});
+
+describe("PageGateway: forwarding and routing", () => {
+  it("maps responses back when two pages use the same request id", async () => {
+    const context = await setup({ approved: [APP] });
+    const left = context.connect();
+    const right = context.connect();
+    left.fromPage({ id: "7", type: "cancelTurn", payload: { sessionId: "session-left" } });
+    right.fromPage({ id: "7", type: "cancelTurn", payload: { sessionId: "session-right" } });
+    const leftFrame = await hostRequest(() => context.host.current, "cancelTurn", 0);
+    const rightFrame = await hostRequest(() => context.host.current, "cancelTurn", 1);
+    expect(leftFrame.id).not.toBe(rightFrame.id);
+    context.host.current.respond(rightFrame, { cancelled: false });
+    context.host.current.respond(leftFrame, { cancelled: true });
+    expect(await responseOf(left, "7")).toEqual({ id: "7", ok: true, result: { cancelled: true } });
+    expect(await responseOf(right, "7")).toEqual({ id: "7", ok: true, result: { cancelled: false } });
+    expect(left.responsesFor("7")).toHaveLength(1);
+  });
+
+  it("fans events out to every port subscribed to the session, and only to them", async () => {
+    const context = await setup({ approved: [APP] });
+    const first = context.connect();
+    const second = context.connect();
+    const bystander = context.connect();
+    await createSession(context, first, "session-aaaa");
+    await createSession(context, second, "session-aaaa", { type: "resumeSession" });
+    await createSession(context, bystander, "session-bbbb");
+    const envelope = eventEnvelope("session-aaaa", 3, { type: "chat-delta", turnId: "t1", messageId: "m1", delta: "Hel" });
+    context.host.current.emit({ kind: "event", envelope });
+    expect(first.events()).toEqual([envelope]);
+    expect(second.events()).toEqual([envelope]);
+    expect(bystander.events()).toEqual([]);
+  });
+
+  it("drops a session's routes when it ends", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    await createSession(context, port, "session-aaaa");
+    expect(context.ledger.at(-1)).toEqual([{ sessionId: "session-aaaa", origin: APP }]);
+    context.host.current.emit({ kind: "event", envelope: eventEnvelope("session-aaaa", 5, { type: "session-ended", reason: "requested" }) });
+    context.host.current.emit({ kind: "event", envelope: eventEnvelope("session-aaaa", 6, { type: "status-changed", status: "ended" }) });
+    expect(port.events().map((event) => event.seq)).toEqual([5]);
+    expect(context.ledger.at(-1)).toEqual([]);
+    port.closeFromPage();
+    expect(context.host.current.requests("endSession")).toEqual([]);
+  });
+
+  it("keeps delivering to live ports when one port is already dead", async () => {
+    const context = await setup({ approved: [APP] });
+    const dead = context.connect();
+    const live = context.connect();
+    await createSession(context, dead, "session-aaaa");
+    await createSession(context, live, "session-aaaa", { type: "resumeSession" });
+    dead.gone = true; // Gone, but Chrome has not fired onDisconnect yet.
+    const envelope = eventEnvelope("session-aaaa", 2, { type: "status-changed", status: "running" });
+    expect(() => context.host.current.emit({ kind: "event", envelope })).not.toThrow();
+    expect(live.events()).toEqual([envelope]);
+    dead.fromPage({ id: "late", type: "cancelTurn", payload: { sessionId: "session-aaaa" } });
+    const frame = await hostRequest(() => context.host.current, "cancelTurn");
+    expect(() => context.host.current.respond(frame, { cancelled: true })).not.toThrow();
+  });
+
+  it("delivers chunked responses and events whole", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    await createSession(context, port, "session-aaaa");
+    const text = "z".repeat(4000);
+    const envelope = eventEnvelope("session-aaaa", 9, { type: "chat-completed", turnId: "t1", messageId: "m1", text });
+    for (const frame of splitIntoChunks({ kind: "event", envelope }, 1024, "chunked-event")) context.host.current.emit(JSON.parse(frame));
+    expect(port.events()).toEqual([envelope]);
+
+    port.fromPage({ id: "send", type: "sendText", payload: { sessionId: "session-aaaa", turnId: "t1", text } });
+    const request = await hostRequest(() => context.host.current, "sendText");
+    expect(request.payload).toMatchObject({ text });
+    const response = { kind: "response", id: request.id, ok: true, result: { turnId: "t1", echo: text } };
+    for (const frame of splitIntoChunks(response, 1024, "chunked-response")) context.host.current.emit(JSON.parse(frame));
+    expect(await responseOf(port, "send")).toEqual({ id: "send", ok: true, result: { turnId: "t1", echo: text } });
+  });
+
+  it("answers SDK_PROTOCOL_ERROR when Core's session answer is not a SessionInfo", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "createSession", payload: {} });
+    const frame = await hostRequest(() => context.host.current, "createSession");
+    context.host.current.respond(frame, { sessionId: "session-aaaa" });
+    expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "SDK_PROTOCOL_ERROR" } });
+  });
+});
+
+describe("PageGateway: auto end", () => {
+  it("ends a session when its last route disconnects, not before", async () => {
+    const context = await setup({ approved: [APP] });
+    const first = context.connect();
+    const second = context.connect();
+    await createSession(context, first, "session-aaaa");
+    await createSession(context, second, "session-aaaa", { type: "resumeSession" });
+    first.closeFromPage();
+    expect(context.host.current.requests("endSession")).toEqual([]);
+    second.closeFromPage();
+    const frame = await hostRequest(() => context.host.current, "endSession");
+    expect(frame).toMatchObject({ origin: APP, payload: { sessionId: "session-aaaa" } });
+    expect(context.ledger.at(-1)).toEqual([]);
+  });
+
+  it("leaves sessions without autoEndOnDisconnect running", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    await createSession(context, port, "session-keep", { autoEnd: false });
+    expect(context.ledger.at(-1)).toEqual([]);
+    port.closeFromPage();
+    expect(context.host.current.requests("endSession")).toEqual([]);
+  });
+
+  it("logs AUTO_END_SESSION_FAILED when ending fails", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    await createSession(context, port, "session-aaaa");
+    port.closeFromPage();
+    const frame = await hostRequest(() => context.host.current, "endSession");
+    context.host.current.fail(frame, "CORE_RUNTIME_UNAVAILABLE", "Core is gone");
+    await vi.waitFor(() => expect(context.warnings.map((warning) => warning.code)).toContain("AUTO_END_SESSION_FAILED"), waitOptions);
+    expect(context.warnings[0]?.details).toMatchObject({ code: "CORE_RUNTIME_UNAVAILABLE" });
+  });
+
+  it("ends a session whose page left while Core was creating it", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "createSession", payload: {} });
+    const frame = await hostRequest(() => context.host.current, "createSession");
+    port.closeFromPage();
+    context.host.current.respond(frame, sessionInfo("session-late"));
+    const end = await hostRequest(() => context.host.current, "endSession");
+    expect(end).toMatchObject({ origin: APP, payload: { sessionId: "session-late" } });
+  });
+
+  it("ends orphans a previous worker left, except sessions a page routes again", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    await createSession(context, port, "session-back");
+    const ending = context.gateway.endOrphans([
+      { sessionId: "session-back", origin: APP },
+      { sessionId: "session-gone", origin: APP },
+      { sessionId: "session-lost", origin: "https://other.example" },
+    ]);
+    const first = await hostRequest(() => context.host.current, "endSession", 0);
+    const second = await hostRequest(() => context.host.current, "endSession", 1);
+    expect([first.payload, second.payload]).toEqual([{ sessionId: "session-gone" }, { sessionId: "session-lost" }]);
+    expect(second.origin).toBe("https://other.example");
+    context.host.current.fail(first, "SESSION_ENDED", "already ended");
+    context.host.current.respond(second, { ended: true });
+    await ending;
+    expect(context.warnings).toEqual([]);
+  });
+});
+
+describe("PageGateway: native link failures", () => {
+  it("answers NATIVE_HOST_UNAVAILABLE when the host dies before it spoke", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "createSession", payload: {} });
+    await hostRequest(() => context.host.current, "createSession");
+    context.host.current.die("Specified native messaging host not found.");
+    expect(await responseOf(port, "1")).toMatchObject({
+      ok: false,
+      error: { code: "NATIVE_HOST_UNAVAILABLE", details: { lastError: "Specified native messaging host not found." } },
+    });
+  });
+
+  it("answers NATIVE_CONNECTION_CLOSED when the host dies after it spoke", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "1", type: "sendText", payload: { sessionId: "session-aaaa", turnId: "t1", text: "hi" } });
+    await hostRequest(() => context.host.current, "sendText");
+    context.host.current.hello();
+    context.host.current.die("Native host has exited.");
+    expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "NATIVE_CONNECTION_CLOSED" } });
+  });
+
+  it("resubscribes routed sessions on the new connection before the request that reopened it", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    const other = context.connect({ origin: "http://127.0.0.1:8080" });
+    await context.gateway.endOrphans([]);
+    await createSession(context, port, "session-aaaa");
+    await createSession(context, port, "session-keep", { autoEnd: false });
+    context.host.current.hello();
+    context.host.current.die("Native host has exited.");
+
+    port.fromPage({ id: "send", type: "sendText", payload: { sessionId: "session-aaaa", turnId: "t2", text: "again" } });
+    const send = await hostRequest(() => context.host.current, "sendText");
+    expect(context.host.channels).toHaveLength(2);
+    const frames = context.host.current.sent;
+    expect(frames.map((frame) => [frame.type, frame.origin, frame.payload])).toEqual([
+      ["subscribeSession", APP, { sessionId: "session-aaaa" }],
+      ["subscribeSession", APP, { sessionId: "session-keep" }],
+      ["sendText", APP, { sessionId: "session-aaaa", turnId: "t2", text: "again" }],
+    ]);
+    context.host.current.respond(send, { turnId: "t2" });
+    expect(await responseOf(port, "send")).toMatchObject({ ok: true });
+    expect(other.sent).toEqual([]);
+  });
+
+  it("forgets a session Core no longer knows when resubscribing fails", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    await createSession(context, port, "session-aaaa");
+    context.host.current.hello();
+    context.host.current.die("Native host has exited.");
+    port.fromPage({ id: "cancel", type: "cancelTurn", payload: { sessionId: "session-bbbb" } });
+    const subscribe = await hostRequest(() => context.host.current, "subscribeSession");
+    context.host.current.fail(subscribe, "THREAD_NOT_FOUND", "unknown session");
+    await vi.waitFor(() => expect(context.ledger.at(-1)).toEqual([]), waitOptions);
+    port.closeFromPage();
+    expect(context.host.current.requests("endSession")).toEqual([]);
+  });
+});

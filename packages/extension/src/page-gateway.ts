@@ -1,0 +1,220 @@
+import { isAllowedPageOrigin } from "@pedelec/protocol/origin";
+import {
+  SDK_PORT_NAME,
+  isPageRequestType,
+  pageRequestSchema,
+  pageRequestSchemas,
+  requestIdSchema,
+  type PageRequestResult,
+  type PageResponse,
+} from "@pedelec/protocol/page-wire";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { sessionInfoSchema } from "@pedelec/protocol/requests";
+import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { ApprovalBroker } from "./approval-broker.js";
+import type { ApprovalStore } from "./approval-store.js";
+import type { AutoEndEntry } from "./auto-end-ledger.js";
+import { consoleLogger, type Logger } from "./logger.js";
+import type { NativeLink } from "./native-link.js";
+import type { PagePort } from "./page-port.js";
+import { PageRoute } from "./page-route.js";
+import { RouteTable, type RoutedSession } from "./route-table.js";
+import { resolveSenderOrigin } from "./sender-origin.js";
+
+/** How long getApprovalStatus waits for the host to report Core's state when the link was not up yet. */
+export const DEFAULT_STATUS_PROBE_TIMEOUT_MS = 1500;
+
+export interface PageGatewayOptions {
+  link: NativeLink;
+  approvals: ApprovalBroker;
+  approvedOrigins: ApprovalStore;
+  logger?: Logger;
+  /** Receives the routed auto-end sessions after every routing change (for the restart ledger). */
+  onAutoEndSessionsChanged?: (entries: AutoEndEntry[]) => void;
+  /** 0 answers getApprovalStatus from the current link state without opening it. */
+  statusProbeTimeoutMs?: number;
+}
+
+/** Codes that mean a session is already gone, so there is nothing left to end or follow. */
+const SESSION_GONE_CODES: ReadonlySet<string> = new Set(["THREAD_NOT_FOUND", "SESSION_ENDED"]);
+
+/**
+ * The extension's side of the page wire: checks the caller's origin and approval, answers what it can itself,
+ * forwards session requests to Core with the origin stamped, and fans Core's events out to subscribed pages.
+ */
+export class PageGateway {
+  readonly #routes = new RouteTable<PageRoute>();
+  readonly #logger: Logger;
+  readonly #statusProbeTimeoutMs: number;
+
+  constructor(private readonly options: PageGatewayOptions) {
+    this.#logger = options.logger ?? consoleLogger;
+    this.#statusProbeTimeoutMs = options.statusProbeTimeoutMs ?? DEFAULT_STATUS_PROBE_TIMEOUT_MS;
+    options.link.onEvent((envelope) => this.#routeEvent(envelope));
+    options.link.onReopen(() => this.#resubscribe());
+  }
+
+  /** Takes a port from `runtime.onConnectExternal`. Ports with another name are not ours and are closed. */
+  accept(port: PagePort): void {
+    if (port.name !== SDK_PORT_NAME) {
+      port.disconnect();
+      return;
+    }
+    const route = new PageRoute(port, resolveSenderOrigin(port.sender));
+    port.onMessage.addListener((message) => {
+      void this.#handleMessage(route, message);
+    });
+    port.onDisconnect.addListener(() => this.#handleDisconnect(route));
+  }
+
+  /** Ends sessions a previous worker routed with autoEnd and lost on restart, unless a page picked them up again. */
+  async endOrphans(entries: readonly AutoEndEntry[]): Promise<void> {
+    const orphans = entries.filter((entry) => !this.#routes.has(entry.sessionId));
+    await Promise.all(orphans.map((entry) => this.#endSession(entry, { quietWhenGone: true })));
+  }
+
+  async #handleMessage(route: PageRoute, raw: unknown): Promise<void> {
+    const request = pageRequestSchema.safeParse(raw);
+    if (!request.success) {
+      const id = requestIdSchema.safeParse((raw as { id?: unknown } | null)?.id);
+      const error = new PedelecError("SDK_PROTOCOL_ERROR", "malformed request", request.error.issues);
+      if (id.success) route.send(failure(id.data, error));
+      else this.#logger.warn("SDK_PROTOCOL_ERROR", "dropped a page message without a usable request id", request.error.issues);
+      return;
+    }
+    const { id, type, payload } = request.data;
+    let response: PageResponse;
+    try {
+      response = { id, ok: true, result: await this.#dispatch(route, id, type, payload) };
+    } catch (error) {
+      response = failure(id, PedelecError.from(error, "SDK_TRANSPORT_ERROR"));
+    }
+    route.send(response);
+  }
+
+  async #dispatch(route: PageRoute, id: string, type: string, payload: unknown): Promise<unknown> {
+    const origin = route.origin;
+    if (origin === undefined) {
+      throw new PedelecError("SDK_ORIGIN_UNAVAILABLE", "the browser did not report the calling page's origin");
+    }
+    if (!isAllowedPageOrigin(origin)) {
+      throw new PedelecError("INVALID_ORIGIN", `${origin} may not use Pedelec (https, or http on localhost / 127.0.0.1)`, {
+        origin,
+      });
+    }
+    if (!isPageRequestType(type)) {
+      throw new PedelecError("SDK_PROTOCOL_ERROR", `unknown request type "${type}"`);
+    }
+    const parsed = pageRequestSchemas[type].payload.safeParse(payload);
+    if (!parsed.success) {
+      throw new PedelecError("INVALID_INPUT", `invalid ${type} payload`, parsed.error.issues);
+    }
+    switch (type) {
+      case "getApprovalStatus":
+        return this.#approvalStatus(origin, route.signal);
+      case "createSession":
+      case "resumeSession":
+        return this.#openSession(route, id, type, origin, parsed.data);
+      default:
+        if (!(await this.options.approvedOrigins.isApproved(origin))) {
+          throw new PedelecError("CREATE_SESSION_NOT_APPROVED", `${origin} is not approved; create or resume a session first`);
+        }
+        return this.options.link.request(type, origin, parsed.data, route.signal);
+    }
+  }
+
+  async #approvalStatus(origin: string, signal: AbortSignal): Promise<PageRequestResult<"getApprovalStatus">> {
+    const approved = await this.options.approvedOrigins.isApproved(origin);
+    // Only an approved origin may make the extension start the native host just to ask.
+    if (approved && !this.options.link.appConnected && this.#statusProbeTimeoutMs > 0) {
+      await this.options.link.probe(this.#statusProbeTimeoutMs, signal);
+    }
+    return { installed: true, approved, origin, appConnected: this.options.link.appConnected };
+  }
+
+  async #openSession(
+    route: PageRoute,
+    id: string,
+    type: "createSession" | "resumeSession",
+    origin: string,
+    payload: unknown,
+  ): Promise<unknown> {
+    if (!(await this.options.approvedOrigins.isApproved(origin))) {
+      route.send({ type: "request-progress", id, stage: "awaiting-approval" });
+      await this.options.approvals.waitForApproval(origin, route.signal);
+      route.send({ type: "request-progress", id, stage: "approval-settled" });
+    }
+    // No abort signal here: once Core creates the session its answer must arrive, or the session could not be ended.
+    const result = await this.options.link.request(type, origin, payload);
+    const info = sessionInfoSchema.safeParse(result);
+    if (!info.success) {
+      throw new PedelecError("SDK_PROTOCOL_ERROR", `Core answered ${type} with an invalid session`, info.error.issues);
+    }
+    const session: RoutedSession = {
+      sessionId: info.data.sessionId,
+      origin,
+      autoEndOnDisconnect: info.data.autoEndOnDisconnect,
+    };
+    if (route.alive) {
+      this.#routes.subscribe(route, session);
+      this.#autoEndSessionsChanged();
+    } else if (session.autoEndOnDisconnect && !this.#routes.has(session.sessionId)) {
+      // The page left while Core was answering; nobody will ever see this session.
+      void this.#endSession(session);
+    }
+    return result;
+  }
+
+  #routeEvent(envelope: SessionEventEnvelope): void {
+    for (const route of this.#routes.routesFor(envelope.sessionId)) route.send(envelope);
+    if (envelope.event.type === "session-ended" && this.#routes.dropSession(envelope.sessionId)) {
+      this.#autoEndSessionsChanged();
+    }
+  }
+
+  #handleDisconnect(route: PageRoute): void {
+    route.close();
+    const orphaned = this.#routes.removeRoute(route);
+    for (const session of orphaned) {
+      if (session.autoEndOnDisconnect) void this.#endSession(session);
+    }
+    if (orphaned.length > 0) this.#autoEndSessionsChanged();
+  }
+
+  /** A new native connection knows no subscriptions; ask Core again for every session pages still follow. */
+  #resubscribe(): void {
+    for (const session of this.#routes.sessions()) {
+      this.options.link
+        .request("subscribeSession", session.origin, { sessionId: session.sessionId })
+        .catch((error: unknown) => {
+          const failure = PedelecError.from(error, "SDK_TRANSPORT_ERROR");
+          this.#logger.warn(failure.code, `could not resubscribe to session ${session.sessionId}`, failure.toWire());
+          if (SESSION_GONE_CODES.has(failure.code) && this.#routes.dropSession(session.sessionId)) {
+            this.#autoEndSessionsChanged();
+          }
+        });
+    }
+  }
+
+  async #endSession(session: AutoEndEntry, options: { quietWhenGone?: boolean } = {}): Promise<void> {
+    try {
+      await this.options.link.request("endSession", session.origin, { sessionId: session.sessionId });
+    } catch (error) {
+      const failure = PedelecError.from(error, "END_SESSION_FAILED");
+      if (options.quietWhenGone && SESSION_GONE_CODES.has(failure.code)) return;
+      this.#logger.warn("AUTO_END_SESSION_FAILED", `could not end session ${session.sessionId}`, failure.toWire());
+    }
+  }
+
+  #autoEndSessionsChanged(): void {
+    const entries = this.#routes
+      .sessions()
+      .filter((session) => session.autoEndOnDisconnect)
+      .map(({ sessionId, origin }) => ({ sessionId, origin }));
+    this.options.onAutoEndSessionsChanged?.(entries);
+  }
+}
+
+function failure(id: string, error: PedelecError): PageResponse {
+  return { id, ok: false, error: error.toWire() };
+}

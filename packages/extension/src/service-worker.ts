@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
+import { ApprovalBroker } from "./approval-broker.js";
+import { ApprovalStore } from "./approval-store.js";
+import { AutoEndLedger } from "./auto-end-ledger.js";
+import {
+  broadcastApprovalsChanged,
+  chromeStorageArea,
+  connectChromeNative,
+  isFromOwnExtensionPage,
+  openApprovalWindow,
+} from "./chrome-adapters.js";
+import { consoleLogger } from "./logger.js";
+import { NativeLink } from "./native-link.js";
+import { PageGateway } from "./page-gateway.js";
+import { createPopupRequestHandler } from "./popup-requests.js";
+
+// Extension CSP forbids eval; without this zod would probe for it and log a CSP violation.
+z.config({ jitless: true });
+
+const logger = consoleLogger;
+const approvedOrigins = new ApprovalStore(chromeStorageArea(chrome.storage.local));
+const ledger = new AutoEndLedger(chromeStorageArea(chrome.storage.session), logger);
+// Read what a previous worker left before this one records anything.
+const orphans = ledger.takeOrphans();
+
+const approvals = new ApprovalBroker({
+  store: approvedOrigins,
+  openPopup: openApprovalWindow,
+  onChange: broadcastApprovalsChanged,
+});
+const link = new NativeLink({ connect: () => connectChromeNative(NATIVE_HOST_NAME), logger });
+const gateway = new PageGateway({
+  link,
+  approvals,
+  approvedOrigins,
+  logger,
+  onAutoEndSessionsChanged: (entries) => void ledger.record(entries),
+});
+const handlePopupRequest = createPopupRequestHandler({ approvals, approvedOrigins, onChange: broadcastApprovalsChanged });
+
+// MV3 only delivers events to listeners registered synchronously at startup.
+chrome.runtime.onConnectExternal.addListener((port) => gateway.accept(port));
+chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse) => {
+  if (!isFromOwnExtensionPage(sender)) return false;
+  void handlePopupRequest(message).then(sendResponse);
+  return true;
+});
+
+void orphans.then((entries) => gateway.endOrphans(entries));

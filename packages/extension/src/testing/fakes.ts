@@ -1,0 +1,170 @@
+import type { ExtensionToHostMessage } from "@pedelec/protocol/native-wire";
+import type { KeyValueStorage } from "../key-value-storage.js";
+import type { NativeChannel } from "../native-channel.js";
+import type { PagePort, PortSender } from "../page-port.js";
+
+// Stand-ins for Chrome objects, shaped after the behaviour measured in real Chromium (see the research notes):
+// posting on a dead port throws, and a port's disconnect is only reported to the other end.
+
+/** A `chrome.storage` area backed by a Map; `failWrites` makes every write reject like a full quota would. */
+export class MemoryStorage implements KeyValueStorage {
+  readonly values = new Map<string, unknown>();
+  failWrites = false;
+  failReads = false;
+
+  async get(key: string): Promise<unknown> {
+    if (this.failReads) throw new Error("storage read failed");
+    return structuredClone(this.values.get(key));
+  }
+
+  async set(key: string, value: unknown): Promise<void> {
+    if (this.failWrites) throw new Error("QUOTA_BYTES quota exceeded");
+    this.values.set(key, structuredClone(value));
+  }
+}
+
+/** The extension's end of a page port. `fromPage` and `closeFromPage` act as the page would. */
+export class FakePagePort implements PagePort {
+  readonly sent: unknown[] = [];
+  /** The page is gone; posting throws like Chrome does. */
+  gone = false;
+  disconnectedByExtension = false;
+  readonly #messageListeners: ((message: unknown) => void)[] = [];
+  readonly #disconnectListeners: (() => void)[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly sender: PortSender | undefined,
+  ) {}
+
+  readonly onMessage = { addListener: (listener: (message: unknown) => void) => void this.#messageListeners.push(listener) };
+  readonly onDisconnect = { addListener: (listener: () => void) => void this.#disconnectListeners.push(listener) };
+
+  postMessage(message: unknown): void {
+    if (this.gone) throw new Error("Attempting to use a disconnected port object");
+    this.sent.push(structuredClone(message));
+  }
+
+  disconnect(): void {
+    this.disconnectedByExtension = true;
+  }
+
+  fromPage(message: unknown): void {
+    const copy = structuredClone(message);
+    for (const listener of this.#messageListeners) listener(copy);
+  }
+
+  closeFromPage(): void {
+    this.gone = true;
+    for (const listener of this.#disconnectListeners) listener();
+  }
+
+  /** Responses (`{ id, ok, ... }`) the page received for `id`. */
+  responsesFor(id: string): { id: string; ok: boolean; result?: unknown; error?: { code: string; message: string; details?: unknown } }[] {
+    return this.sent.filter(
+      (message): message is { id: string; ok: boolean } =>
+        typeof message === "object" && message !== null && "ok" in message && (message as { id?: unknown }).id === id,
+    );
+  }
+
+  /** Session event envelopes the page received. */
+  events(): { sessionId: string; seq: number; event: { type: string } }[] {
+    return this.sent.filter(
+      (message): message is { sessionId: string; seq: number; event: { type: string } } =>
+        typeof message === "object" && message !== null && (message as { type?: unknown }).type === "event",
+    );
+  }
+}
+
+/** One fake Native Messaging connection; the test plays the host. */
+export class FakeNativeChannel implements NativeChannel {
+  readonly sent: ExtensionToHostMessage[] = [];
+  closed = false;
+  disconnectedByExtension = false;
+  readonly #messageListeners: ((message: unknown) => void)[] = [];
+  readonly #disconnectListeners: ((errorMessage: string | undefined) => void)[] = [];
+
+  postMessage(message: ExtensionToHostMessage): void {
+    if (this.closed) throw new Error("Attempting to use a disconnected port object");
+    this.sent.push(structuredClone(message));
+  }
+
+  disconnect(): void {
+    this.closed = true;
+    this.disconnectedByExtension = true;
+  }
+
+  onMessage(listener: (message: unknown) => void): void {
+    this.#messageListeners.push(listener);
+  }
+
+  onDisconnect(listener: (errorMessage: string | undefined) => void): void {
+    this.#disconnectListeners.push(listener);
+  }
+
+  /** The host sends a message. */
+  emit(message: unknown): void {
+    const copy = structuredClone(message);
+    for (const listener of this.#messageListeners) listener(copy);
+  }
+
+  hello(core: "connecting" | "connected" | "unavailable" = "connected"): void {
+    this.emit({ kind: "host-status", version: "0.1.0", core });
+  }
+
+  /** The host goes away; `errorMessage` plays chrome.runtime.lastError.message. */
+  die(errorMessage?: string): void {
+    this.closed = true;
+    for (const listener of this.#disconnectListeners) listener(errorMessage);
+  }
+
+  requests(type?: string): ExtensionToHostMessage[] {
+    return this.sent.filter((frame) => type === undefined || frame.type === type);
+  }
+
+  respond(request: ExtensionToHostMessage, result: unknown): void {
+    this.emit({ kind: "response", id: request.id, ok: true, result });
+  }
+
+  fail(request: ExtensionToHostMessage, code: string, message: string): void {
+    this.emit({ kind: "response", id: request.id, ok: false, error: { code, message } });
+  }
+}
+
+/** Hands out a new FakeNativeChannel per connect, like `chrome.runtime.connectNative`. */
+export class FakeNativeHost {
+  readonly channels: FakeNativeChannel[] = [];
+  readonly connect = (): NativeChannel => {
+    const channel = new FakeNativeChannel();
+    this.channels.push(channel);
+    return channel;
+  };
+
+  get current(): FakeNativeChannel {
+    const channel = this.channels.at(-1);
+    if (!channel) throw new Error("no native channel was opened");
+    return channel;
+  }
+}
+
+/** A valid SessionInfo as Core would return it. */
+export function sessionInfo(sessionId: string, autoEndOnDisconnect = true): Record<string, unknown> {
+  return {
+    sessionId,
+    provider: "claude",
+    effortLevel: "medium",
+    model: null,
+    sessionCreatedAt: "2025-01-01T00:00:00.000Z",
+    status: "idle",
+    workspace: { path: `/tmp/pedelec/workspaces/${sessionId}`, managed: true },
+    access: "sandbox",
+    autoEndOnDisconnect,
+    toolNames: [],
+    lastSeq: 0,
+  };
+}
+
+/** A session event envelope as Core emits it. */
+export function eventEnvelope(sessionId: string, seq: number, event: Record<string, unknown>): Record<string, unknown> {
+  return { type: "event", sessionId, seq, emittedAt: "2025-01-01T00:00:01.000Z", event };
+}
