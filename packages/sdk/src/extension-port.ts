@@ -1,0 +1,38 @@
+import { SDK_PORT_NAME } from "@pedelec/protocol/page-wire";
+
+/** The part of `chrome.runtime.Port` the SDK uses (the SDK does not depend on @types/chrome). */
+export interface ExtensionPort {
+  postMessage(message: unknown): void;
+  disconnect(): void;
+  readonly onMessage: { addListener(listener: (message: unknown) => void): void };
+  readonly onDisconnect: { addListener(listener: () => void): void };
+}
+
+/** The part of `chrome.runtime` the SDK uses. */
+export interface ExtensionRuntime {
+  connect(extensionId: string, connectInfo: { name: string }): ExtensionPort;
+  /** Set by Chrome while a callback runs that reports a failure, e.g. onDisconnect of a port that never connected. */
+  readonly lastError?: { message?: string } | undefined;
+}
+
+/**
+ * The runtime through which this page can reach an extension, or undefined outside a browser page or when
+ * no extension exposes `chrome.runtime.connect` to this origin. Read on every connect, never at import time.
+ */
+export function findExtensionRuntime(): ExtensionRuntime | undefined {
+  if (typeof window === "undefined") return undefined;
+  const chrome = (globalThis as { chrome?: { runtime?: Partial<ExtensionRuntime> } }).chrome;
+  const runtime = chrome?.runtime;
+  return typeof runtime?.connect === "function" ? (runtime as ExtensionRuntime) : undefined;
+}
+
+/** Chrome's lastError text when the target extension is not installed (or not enabled). */
+const ABSENT_EXTENSION_PATTERN = /Could not establish connection|Receiving end does not exist/i;
+
+export function isAbsentExtensionMessage(message: string | undefined): boolean {
+  return message !== undefined && ABSENT_EXTENSION_PATTERN.test(message);
+}
+
+export function connectExtensionPort(runtime: ExtensionRuntime, extensionId: string): ExtensionPort {
+  return runtime.connect(extensionId, { name: SDK_PORT_NAME });
+}

@@ -1,0 +1,98 @@
+import { describe, expectTypeOf, it } from "vitest";
+import {
+  defineTool,
+  PedelecError,
+  type ApprovalStatus,
+  type Pedelec,
+  type PedelecEventContext,
+  type PedelecSession,
+  type SessionStatus,
+  type ToolDefinition,
+} from "./index.js";
+
+declare const pedelec: Pedelec;
+
+const addTodo = defineTool({
+  name: "add_todo",
+  description: "Add a todo.",
+  argsSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+  handler: (args, context) => {
+    expectTypeOf(context.toolName).toEqualTypeOf<"add_todo">();
+    expectTypeOf(args).toBeUnknown();
+    return { ok: true };
+  },
+});
+const listTodos = defineTool({
+  name: "list_todos",
+  description: "List todos.",
+  argsSchema: { type: "object", properties: { done: { type: "boolean" } }, required: ["done"] } as const,
+});
+
+describe("defineTool", () => {
+  it("keeps the literal name", () => {
+    expectTypeOf(addTodo.name).toEqualTypeOf<"add_todo">();
+    expectTypeOf(listTodos).toEqualTypeOf<ToolDefinition<"list_todos">>();
+    expectTypeOf(addTodo).toExtend<ToolDefinition>();
+  });
+
+  it("rejects a definition without an object root schema", () => {
+    // @ts-expect-error -- the root of argsSchema must be an object schema
+    defineTool({ name: "bad", description: "x", argsSchema: { type: "string" } });
+  });
+});
+
+describe("createSession", () => {
+  it("carries the tool names into the session type", async () => {
+    const session = await pedelec.createSession({ provider: "claude", skills: { guidance: "", tools: [addTodo, listTodos] } });
+    expectTypeOf(session).toEqualTypeOf<PedelecSession<"add_todo" | "list_todos">>();
+    session.onTool("add_todo", (_args, context) => {
+      expectTypeOf(context.toolName).toEqualTypeOf<"add_todo">();
+      expectTypeOf(context.signal).toEqualTypeOf<AbortSignal>();
+      return null;
+    });
+    session.onTool("list_todos", () => []);
+    // @ts-expect-error -- not a tool of this session
+    session.onTool("unknownName", () => null);
+    session.onTool((_args, context) => context.toolName);
+  });
+
+  it("knows no tool names without skills", async () => {
+    const session = await pedelec.createSession();
+    // @ts-expect-error -- the session declares no tools
+    session.onTool("add_todo", () => null);
+  });
+
+  it("rejects a model without a provider", () => {
+    // @ts-expect-error -- model needs an explicit provider
+    void pedelec.createSession({ model: "gpt-5" });
+    // @ts-expect-error -- not a provider code
+    void pedelec.createSession({ provider: "gpt" });
+    void pedelec.createSession({ provider: "codex", model: "gpt-5", effortLevel: "low", access: "sandbox" });
+    void pedelec.createSession({ effortLevel: "high", workspace: { path: "/work/app" }, autoEndOnDisconnect: false });
+  });
+});
+
+describe("PedelecSession", () => {
+  it("types its callbacks and fields", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    expectTypeOf(session.model).toEqualTypeOf<string | undefined>();
+    expectTypeOf(session.workspace).toEqualTypeOf<{ readonly path: string; readonly managed: boolean }>();
+    expectTypeOf(session.getStatus()).toEqualTypeOf<SessionStatus>();
+    expectTypeOf(session.sendText("hi")).toEqualTypeOf<Promise<void>>();
+    expectTypeOf(session.onChatDelta((delta: string, context: PedelecEventContext) => void [delta, context])).toEqualTypeOf<
+      () => void
+    >();
+    session.onChat((message) => expectTypeOf(message).toEqualTypeOf<{ messageId: string; text: string }>());
+    session.onError((error) => expectTypeOf(error).toEqualTypeOf<PedelecError>());
+    session.onEnded((context) => expectTypeOf(context.source).toEqualTypeOf<"core" | "sdk">());
+    session.onTool("anything", () => null); // a resumed session knows no names unless told
+  });
+});
+
+describe("Pedelec", () => {
+  it("types known requests and approval status", async () => {
+    expectTypeOf(await pedelec.getApprovalStatus()).toEqualTypeOf<ApprovalStatus>();
+    expectTypeOf((await pedelec.request("endSession", { sessionId: "session-0001" })).ended).toEqualTypeOf<boolean>();
+    expectTypeOf(await pedelec.request<{ custom: number }>("someFutureRequest")).toEqualTypeOf<{ custom: number }>();
+  });
+});

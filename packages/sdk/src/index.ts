@@ -1,0 +1,32 @@
+// The public API of @kaoruisaac/pedelec. Browser-only and free of Node built-ins (a test keeps it that way).
+export { Pedelec, DEFAULT_BRIDGE_TIMEOUT_MS } from "./pedelec.js";
+export { PedelecSession } from "./pedelec-session.js";
+export { defineTool } from "./define-tool.js";
+export { PedelecError } from "@pedelec/protocol/pedelec-error";
+export type { WireError } from "@pedelec/protocol/pedelec-error";
+export type { ErrorCode } from "@pedelec/protocol/error-codes";
+export { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
+export type {
+  AccessMode,
+  Activity,
+  ApprovalStatus,
+  ArgsSchemaNode,
+  ChatMessage,
+  CreateSessionCommonOptions,
+  CreateSessionOptions,
+  EffortLevel,
+  JsonValue,
+  PedelecEventContext,
+  PedelecOptions,
+  PedelecWorkspace,
+  ProviderCode,
+  ReadonlySchema,
+  SessionSkills,
+  SessionStatus,
+  ToolArgsSchema,
+  ToolDefinition,
+  ToolHandler,
+  ToolHandlerContext,
+  ToolNameOf,
+  TurnKind,
+} from "./types.js";
