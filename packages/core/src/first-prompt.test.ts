@@ -12,7 +12,7 @@ describe("first prompt", () => {
   it("carries the guidance, the tool index and the calling instructions", () => {
     expect(prompt).toContain("Keep the board tidy.");
     expect(prompt).toContain("- add_todo: Add a card to the board");
-    expect(prompt).toContain("pedelec-cli --thread-id '3f2a9c1e-0000-4000-8000-000000000001' tool-call <tool-name> '<json_args>'");
+    expect(prompt).toContain("pedelec-cli --thread-id 3f2a9c1e-0000-4000-8000-000000000001 tool-call <tool-name> '<json_args>'");
     expect(prompt).toContain("tool-spec <tool-name>");
   });
 

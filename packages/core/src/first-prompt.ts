@@ -10,16 +10,13 @@ export interface FirstPromptInput {
 /** Marks where the user's own words start; providers see everything before it only on the first turn. */
 export const USER_MESSAGE_MARKER = "[User Message]";
 
-function shellQuote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
-}
-
 /**
  * The first turn's prompt: runtime rules, the app's guidance, the tool index (names and descriptions only — the agent
  * reads a schema with tool-spec when it needs one), how to call pedelec-cli, then the user's message.
  */
 export function buildFirstPrompt(input: FirstPromptInput): string {
-  const thread = shellQuote(input.threadId);
+  // Thread ids are path-safe by schema, so they need no shell quoting.
+  const thread = input.threadId;
   const toolIndex =
     input.tools.length === 0
       ? "(this app offers no tools)"

@@ -78,8 +78,10 @@ describe("PedelecSession turns", () => {
     expect(session.getStatus()).toBe("idle");
   });
 
-  it("rejects sendText with the code of turn-failed", async () => {
+  it("rejects sendText with the code of turn-failed, reports it through onError and leaves status error", async () => {
     const { extension, session } = await openSession();
+    const reported: string[] = [];
+    session.onError((error) => reported.push(error.code));
     const sending = session.sendText("Hello");
     const turnId = turnIdOf(await extension.waitForRequest("sendText"));
     extension.emit(SESSION_ID, {
@@ -91,7 +93,8 @@ describe("PedelecSession turns", () => {
     const error = await errorOf(sending);
     expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");
     expect(error.message).toBe("Sign in to claude");
-    expect(session.getStatus()).toBe("idle");
+    expect(reported).toEqual(["PROVIDER_NOT_AUTHENTICATED"]);
+    expect(session.getStatus()).toBe("error");
   });
 
   it("rejects sendText when Core refuses it, and restores the status", async () => {

@@ -28,6 +28,13 @@ type ContextExtras = Pick<PedelecEventContext, "turnId" | "toolRequestId" | "mes
 
 // Core may settle these itself with a status event; the SDK only fills in when it has not.
 const BUSY_STATUSES: ReadonlySet<SessionStatus> = new Set(["running", "waiting_tool_result"]);
+/** Ways a turn stops on purpose; they end the turn's promise but are not error events. */
+const INTENDED_STOPS: ReadonlySet<string> = new Set(["TURN_CANCELLED", "SESSION_ENDED"]);
+
+/** The status a turn leaves behind, matching Core's: failures leave `error`, a cancel leaves `idle`. */
+function statusAfterTurn(error: PedelecError | undefined): SessionStatus {
+  return error === undefined || INTENDED_STOPS.has(error.code) ? "idle" : "error";
+}
 
 /**
  * One agent session. Get it from `pedelec.createSession()` or `pedelec.resumeSession()`.
@@ -346,8 +353,11 @@ export class PedelecSession<TToolName extends string = string> {
 
   #settleTurn(turnId: string, error: PedelecError | undefined, context: PedelecEventContext): void {
     this.#tools.abortTurn(turnId, error ?? new PedelecError("TURN_CANCELLED", "The turn is over"));
-    if (BUSY_STATUSES.has(this.#status)) this.#setStatus("idle", this.#sdkContext({ turnId }));
+    if (BUSY_STATUSES.has(this.#status)) this.#setStatus(statusAfterTurn(error), this.#sdkContext({ turnId }));
     this.#turnKinds.delete(turnId);
+    // A failure is an error event for every listener, whether or not a sendText() here awaits it; an intended
+    // stop (cancel, end) is not.
+    if (error !== undefined && !INTENDED_STOPS.has(error.code)) this.#errorListeners.emit(error, context);
     const turn = this.#activeTurn;
     if (turn?.turnId === turnId) {
       this.#activeTurn = undefined;
@@ -355,8 +365,6 @@ export class PedelecSession<TToolName extends string = string> {
       else turn.reject(error);
       return;
     }
-    // Nobody here awaits this turn (another page started it): onError is the only place to see the failure.
-    if (error !== undefined) this.#errorListeners.emit(error, context);
   }
 
   #handleDisconnect(generation: number, error: PedelecError): void {
