@@ -6,7 +6,10 @@ const root = fileURLToPath(new URL(".", import.meta.url));
 export default defineConfig({
   resolve: {
     // Unit tests run against each package's TypeScript source; the built dist is what end-to-end tests run.
-    alias: [{ find: /^@pedelec\/([a-z-]+)\/(.*)$/, replacement: `${root}packages/$1/src/$2.ts` }],
+    alias: [
+      { find: /^@pedelec\/([a-z-]+)\/(.*)$/, replacement: `${root}packages/$1/src/$2.ts` },
+      { find: /^@kaoruisaac\/pedelec$/, replacement: `${root}packages/sdk/src/index.ts` },
+    ],
   },
   test: {
     projects: [

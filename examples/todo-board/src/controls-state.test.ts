@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { controlsState } from "./controls-state.js";
+
+describe("controlsState", () => {
+  it("offers only Connect before a session", () => {
+    expect(controlsState({ connecting: false, status: undefined, ending: false })).toEqual({
+      connect: true,
+      sessionOptions: true,
+      send: false,
+      end: false,
+    });
+  });
+
+  it("disables everything while connecting", () => {
+    expect(controlsState({ connecting: true, status: undefined, ending: false })).toEqual({
+      connect: false,
+      sessionOptions: false,
+      send: false,
+      end: false,
+    });
+  });
+
+  it("allows Send only when idle or after an error, and End while the session lives", () => {
+    for (const status of ["idle", "error"] as const) {
+      expect(controlsState({ connecting: false, status, ending: false })).toMatchObject({ send: true, end: true, connect: false });
+    }
+    for (const status of ["running", "waiting_tool_result"] as const) {
+      expect(controlsState({ connecting: false, status, ending: false })).toMatchObject({ send: false, end: true, connect: false });
+    }
+    expect(controlsState({ connecting: false, status: "idle", ending: true })).toMatchObject({ send: false, end: false });
+  });
+
+  it("offers Connect again once the session ended", () => {
+    expect(controlsState({ connecting: false, status: "ended", ending: false })).toEqual({
+      connect: true,
+      sessionOptions: true,
+      send: false,
+      end: false,
+    });
+  });
+});

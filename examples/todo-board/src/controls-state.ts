@@ -1,0 +1,31 @@
+import type { SessionStatus } from "@kaoruisaac/pedelec";
+
+export interface ControlsInput {
+  /** A createSession() call is in flight (possibly waiting for the user's approval). */
+  connecting: boolean;
+  /** The current session's status, or undefined before the first session. */
+  status: SessionStatus | undefined;
+  /** An End request is in flight. */
+  ending: boolean;
+}
+
+export interface ControlsState {
+  connect: boolean;
+  /** The provider and effort selects: only meaningful before connecting. */
+  sessionOptions: boolean;
+  send: boolean;
+  end: boolean;
+}
+
+/** Which controls are enabled. One turn at a time, so Send waits for the session to be idle again. */
+export function controlsState({ connecting, status, ending }: ControlsInput): ControlsState {
+  const live = status !== undefined && status !== "ended";
+  const canConnect = !connecting && !live;
+  return {
+    connect: canConnect,
+    sessionOptions: canConnect,
+    // "error" is recoverable: the next message starts a new turn.
+    send: live && !ending && (status === "idle" || status === "error"),
+    end: live && !ending,
+  };
+}

@@ -1,0 +1,228 @@
+import {
+  DEFAULT_EXTENSION_ID,
+  Pedelec,
+  PedelecError,
+  type EffortLevel,
+  type PedelecSession,
+  type ProviderCode,
+  type SessionStatus,
+} from "@kaoruisaac/pedelec";
+import { ActivityLog } from "./activity-view.js";
+import { describeApproval } from "./approval-text.js";
+import { mountBoard } from "./board-view.js";
+import { ChatTranscript } from "./chat-transcript.js";
+import { mountChat } from "./chat-view.js";
+import { controlsState } from "./controls-state.js";
+import { requireElement } from "./dom.js";
+import { showError } from "./errors-view.js";
+import { readPageOptions } from "./page-options.js";
+import { summarizeToolCall } from "./tool-call-summary.js";
+import { createTodoStore } from "./todo-store.js";
+import { createTodoTools, TODO_BOARD_GUIDANCE } from "./todo-tools.js";
+
+const PROVIDERS = ["claude", "codex", "opencode", "cursor", "antigravity", "ollama"] as const satisfies readonly ProviderCode[];
+const EFFORT_LEVELS = ["low", "medium", "high"] as const satisfies readonly EffortLevel[];
+
+const connectButton = requireElement("connect", HTMLButtonElement);
+const providerSelect = requireElement("provider", HTMLSelectElement);
+const effortSelect = requireElement("effort", HTMLSelectElement);
+const messageBox = requireElement("message", HTMLTextAreaElement);
+const sendButton = requireElement("send", HTMLButtonElement);
+const endButton = requireElement("end", HTMLButtonElement);
+const statusElement = requireElement("status", HTMLElement);
+const approvalElement = requireElement("approval", HTMLElement);
+const approvalHintElement = requireElement("approval-hint", HTMLElement);
+const messagesElement = requireElement("messages", HTMLElement);
+const errorsElement = requireElement("errors", HTMLElement);
+const boardElement = requireElement("board", HTMLElement);
+const activityElement = requireElement("activity", HTMLElement);
+const composerForm = requireElement("composer", HTMLFormElement);
+
+const pageOptions = readPageOptions(location.search);
+const extensionId = pageOptions.extensionId ?? DEFAULT_EXTENSION_ID;
+const pedelec = new Pedelec(pageOptions.extensionId === undefined ? {} : { extensionId: pageOptions.extensionId });
+
+const store = createTodoStore([
+  { title: "Sketch the board layout", column: "done" },
+  { title: "Wire up the chat pane", column: "doing" },
+  { title: "Write the release notes", column: "todo" },
+  { title: "Ask the agent to plan the week", column: "todo" },
+]);
+const transcript = new ChatTranscript();
+const activityLog = new ActivityLog(activityElement);
+const tools = createTodoTools(store, (call) => activityLog.toolCall(summarizeToolCall(call), call.ok));
+
+mountBoard(boardElement, store);
+mountChat(messagesElement, transcript);
+
+/** The page's state beyond the DOM: which session is current and what is in flight. */
+const state: {
+  session: PedelecSession<(typeof tools)[number]["name"]> | undefined;
+  /** Unsubscribes the current session's listeners, so a replaced session's late callbacks go nowhere. */
+  detach: (() => void) | undefined;
+  connecting: boolean;
+  ending: boolean;
+} = { session: undefined, detach: undefined, connecting: false, ending: false };
+
+function currentStatus(): SessionStatus | undefined {
+  return state.session?.getStatus();
+}
+
+function renderStatus(): void {
+  const status = currentStatus();
+  const text = state.connecting ? "connecting" : (status ?? "not connected");
+  statusElement.textContent = text;
+  statusElement.dataset["status"] = text;
+  const controls = controlsState({ connecting: state.connecting, status, ending: state.ending });
+  connectButton.disabled = !controls.connect;
+  providerSelect.disabled = !controls.sessionOptions;
+  effortSelect.disabled = !controls.sessionOptions;
+  sendButton.disabled = !controls.send;
+  endButton.disabled = !controls.end;
+}
+
+/** The SDK hands the same error to onError and to a rejected sendText(); show each one once. */
+const shownErrors = new WeakSet<object>();
+
+function reportError(error: unknown): void {
+  if (typeof error === "object" && error !== null) {
+    if (shownErrors.has(error)) return;
+    shownErrors.add(error);
+  }
+  showError(errorsElement, error);
+}
+
+async function refreshApproval(): Promise<void> {
+  try {
+    const status = await pedelec.getApprovalStatus();
+    const { text, hint } = describeApproval(status, extensionId);
+    approvalElement.textContent = text;
+    approvalElement.dataset["installed"] = String(status.installed);
+    approvalElement.dataset["approved"] = String(status.approved);
+    approvalHintElement.textContent = hint;
+    approvalHintElement.hidden = hint === "";
+  } catch (error) {
+    approvalElement.textContent = "Approval status unknown";
+    reportError(error);
+  }
+}
+
+function selectedProvider(): ProviderCode {
+  return PROVIDERS.find((provider) => provider === providerSelect.value) ?? "claude";
+}
+
+function selectedEffort(): EffortLevel {
+  return EFFORT_LEVELS.find((level) => level === effortSelect.value) ?? "medium";
+}
+
+async function connect(): Promise<void> {
+  if (state.connecting) return;
+  state.detach?.();
+  state.detach = undefined;
+  state.connecting = true;
+  renderStatus();
+  try {
+    const session = await pedelec.createSession({
+      provider: selectedProvider(),
+      effortLevel: selectedEffort(),
+      skills: { guidance: TODO_BOARD_GUIDANCE, tools },
+    });
+    state.session = session;
+    state.detach = attach(session);
+    transcript.addNote(`Connected to ${session.provider} (${session.effortLevel} effort).`);
+  } catch (error) {
+    reportError(error);
+  } finally {
+    state.connecting = false;
+    renderStatus();
+  }
+  // Creating a session may just have approved this origin.
+  await refreshApproval();
+}
+
+/** Wires one session's callbacks to the page; each ignores events once another session is current. */
+function attach(session: PedelecSession): () => void {
+  const isCurrent = (sessionId: string): boolean => state.session === session && sessionId === session.sessionId;
+  const unsubscribers = [
+    session.onChatDelta((delta, context) => {
+      if (isCurrent(context.sessionId)) transcript.appendDelta(delta, context.messageId);
+    }),
+    session.onChat((message, context) => {
+      if (isCurrent(context.sessionId)) transcript.completeMessage(message.text, message.messageId);
+    }),
+    session.onStatus((_status, context) => {
+      if (isCurrent(context.sessionId)) renderStatus();
+    }),
+    session.onActivity((activity, context) => {
+      if (isCurrent(context.sessionId)) activityLog.show(`${context.turnId ?? "-"}:${activity.id}`, activity);
+    }),
+    session.onError((error, context) => {
+      if (isCurrent(context.sessionId)) reportError(error);
+    }),
+    session.onEnded((context) => {
+      if (!isCurrent(context.sessionId)) return;
+      transcript.closeOpenMessage();
+      transcript.addNote("The session ended.");
+      renderStatus();
+    }),
+  ];
+  return () => {
+    for (const unsubscribe of unsubscribers) unsubscribe();
+  };
+}
+
+async function send(): Promise<void> {
+  const session = state.session;
+  const text = messageBox.value.trim();
+  if (session === undefined || text === "" || sendButton.disabled) return;
+  transcript.addUserMessage(text);
+  messageBox.value = "";
+  const turn = session.sendText(text);
+  // sendText marks the session running at once; show it before the turn resolves.
+  renderStatus();
+  try {
+    await turn;
+  } catch (error) {
+    // SESSION_ENDED once the session is over (End pressed, Core shut down) is already shown by onEnded.
+    const endedAlready = error instanceof PedelecError && error.code === "SESSION_ENDED" && session.getStatus() === "ended";
+    if (state.session === session && !endedAlready) reportError(error);
+  } finally {
+    if (state.session === session) {
+      transcript.closeOpenMessage();
+      renderStatus();
+    }
+  }
+}
+
+async function end(): Promise<void> {
+  const session = state.session;
+  if (session === undefined || state.ending) return;
+  state.ending = true;
+  renderStatus();
+  try {
+    await session.end();
+  } catch (error) {
+    reportError(error);
+  } finally {
+    state.ending = false;
+    renderStatus();
+  }
+}
+
+connectButton.addEventListener("click", () => void connect());
+endButton.addEventListener("click", () => void end());
+composerForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  void send();
+});
+messageBox.addEventListener("keydown", (event) => {
+  // Enter sends, Shift+Enter adds a line (and an IME composition is left alone).
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    void send();
+  }
+});
+
+if (pageOptions.problem !== undefined) reportError(new Error(pageOptions.problem));
+renderStatus();
+void refreshApproval();

@@ -1,0 +1,50 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { answerApproval, repoRoot, setUpE2e, type E2eEnvironment } from "./harness.js";
+
+let environment: E2eEnvironment | undefined;
+afterEach(async () => {
+  await environment?.close();
+  environment = undefined;
+});
+
+describe("the demo app in real Chromium", () => {
+  it("lets the agent add a card to the board through a frontend tool, and shows errors by layer", async () => {
+    environment = await setUpE2e({ siteDir: join(repoRoot, "examples/todo-board/dist") });
+    const page = await environment.context.newPage();
+    await page.goto(environment.server.url);
+    await expect.poll(() => page.locator("#approval").getAttribute("data-installed"), { timeout: 10_000 }).toBe("true");
+
+    await page.locator("#provider").selectOption("claude");
+    await page.locator("#connect").click();
+    await answerApproval(environment.context, new URL(environment.server.url).origin, "approve");
+    await expect.poll(() => page.locator("#status").textContent(), { timeout: 15_000 }).toBe("idle");
+
+    const cardsBefore = await page.locator("#board .card").count();
+    await page.locator("#message").fill('call-tool add_todo {"title":"Write the release notes","column":"doing"}');
+    await page.locator("#send").click();
+    const card = page.locator('#board .card[data-column="doing"]', { hasText: "Write the release notes" });
+    await card.waitFor({ timeout: 15_000 });
+    expect(await page.locator("#board .card").count()).toBe(cardsBefore + 1);
+    await expect.poll(() => page.locator("#status").textContent(), { timeout: 15_000 }).toBe("idle");
+    const answer = (await page.locator("#messages .message.agent").last().textContent()) ?? "";
+    expect(answer).toContain("Tool add_todo returned:");
+    expect(answer).toContain("Write the release notes");
+    expect(await page.locator('#activity .activity[data-kind="command"]').count()).toBeGreaterThan(0);
+
+    // The page's own validation answers the agent when Core's schema check cannot know the id is wrong.
+    await page.locator("#message").fill('call-tool move_todo {"id":"no-such-card","column":"done"}');
+    await page.locator("#send").click();
+    await expect
+      .poll(async () => (await page.locator("#messages .message.agent").last().textContent()) ?? "", { timeout: 15_000 })
+      .toContain("TOOL_HANDLER_ERROR");
+
+    await page.locator("#message").fill("exit-with 7 upstream exploded");
+    await page.locator("#send").click();
+    const error = page.locator('#errors .error[data-code="PROVIDER_FAILED"]');
+    await error.waitFor({ timeout: 15_000 });
+    expect(await error.count()).toBe(1);
+    expect(await error.getAttribute("data-layer")).toBe("provider");
+    expect(await error.textContent()).toContain("upstream exploded");
+  });
+});
