@@ -12,6 +12,7 @@ export default defineConfig({
     ],
   },
   test: {
+    reporters: ["default", "./scripts/plain-summary-reporter.ts"],
     projects: [
       {
         extends: true,
