@@ -1,0 +1,69 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
+import { hostToExtensionMessageSchema, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
+import { repoRoot } from "./harness.js";
+
+const hostBin = join(repoRoot, "packages/native-host/bin/pedelec-native-host.js");
+const pedelecBin = join(repoRoot, "packages/cli/bin/pedelec.js");
+
+let home: string | undefined;
+afterEach(async () => {
+  if (!home) return;
+  await new Promise<void>((resolve) => {
+    spawn(process.execPath, [pedelecBin, "stop"], { env: { ...process.env, PEDELEC_HOME: home } }).on("close", () => resolve());
+  });
+  await rm(home, { recursive: true, force: true });
+  home = undefined;
+});
+
+describe("the native host process", () => {
+  it("speaks Chrome's framing on stdio, starts Core, and exits on stdin EOF", async () => {
+    home = await mkdtemp(join(tmpdir(), "pedelec-host-process-"));
+    const host = spawn(process.execPath, [hostBin, "chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/"], {
+      env: { ...process.env, PEDELEC_HOME: home },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const decoder = new FrameDecoder(1024 * 1024);
+    const messages: HostToExtensionMessage[] = [];
+    let strayBytes = false;
+    host.stdout.on("data", (chunk: Buffer) => {
+      for (const decoded of decoder.push(chunk)) {
+        if (!decoded.ok) strayBytes = true;
+        else messages.push(hostToExtensionMessageSchema.parse(decoded.message));
+      }
+    });
+    const waitFor = async (match: (message: HostToExtensionMessage) => boolean) => {
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline) {
+        const found = messages.find(match);
+        if (found) return found;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`no matching message; got ${JSON.stringify(messages)}`);
+    };
+
+    await waitFor((message) => message.kind === "host-status" && message.core === "connected");
+    host.stdin.write(encodeFrame({ kind: "request", id: "p1", type: "ping", payload: {} }, 1024));
+    expect(await waitFor((message) => message.kind === "response" && message.id === "p1")).toMatchObject({ ok: true, result: { home } });
+    // A page-originated request for an agent-only call is refused by Core, through the host.
+    host.stdin.write(encodeFrame({ kind: "request", id: "p2", type: "ping", origin: "http://127.0.0.1:9", payload: {} }, 1024));
+    expect(await waitFor((message) => message.kind === "response" && message.id === "p2")).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_INPUT" },
+    });
+
+    const exited = new Promise<number | null>((resolve) => host.on("close", (code) => resolve(code)));
+    // Chrome kills a host that ignores EOF; ours must leave on its own (a hang fails the test at its deadline).
+    host.stdin.end();
+    expect(await exited).toBe(0);
+    expect(strayBytes).toBe(false);
+    expect(decoder.pendingBytes).toBe(0);
+    const log = await readFile(join(home, "logs", "native-host.log"), "utf8");
+    expect(log).toContain("launched Core");
+    expect(log).toContain("stdin closed; exiting");
+  });
+});
