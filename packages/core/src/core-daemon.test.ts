@@ -174,6 +174,28 @@ describe("Core sessions", () => {
     page.close();
   });
 
+  it("uses the default provider from settings, and says when it is unavailable", async () => {
+    await writeFile(join(home, "settings.json"), JSON.stringify({ defaultProvider: "claude", defaultEffortLevel: "low" }));
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    await expect(page.request("createSession", {}, ORIGIN)).resolves.toMatchObject({ provider: "claude", effortLevel: "low" });
+    page.close();
+    await core.stop();
+    core = await startCore({ ...env, PEDELEC_PROVIDER_PATH: join(home, "empty"), PATH: "/usr/bin:/bin" });
+    const again = await CoreConnection.open(core.paths.socketPath);
+    await expect(again.request("createSession", {}, ORIGIN)).rejects.toMatchObject({ code: "DEFAULT_PROVIDER_UNAVAILABLE" });
+    again.close();
+  });
+
+  it("never grants Full Access from a page's request", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    await expect(page.request("createSession", { provider: "claude", access: "full" }, ORIGIN)).rejects.toMatchObject({
+      code: "FULL_ACCESS_NOT_GRANTED",
+    });
+    page.close();
+  });
+
   it("reports a provider that is not installed", async () => {
     core = await startCore({ ...env, PEDELEC_PROVIDER_PATH: join(home, "empty"), PATH: "/usr/bin:/bin" });
     const page = await CoreConnection.open(core.paths.socketPath);
@@ -257,6 +279,22 @@ describe("Core sessions", () => {
     await events.next("session-ended");
     await expect(page.request("sendText", { sessionId, turnId: "turn-3", text: "hi" }, ORIGIN)).rejects.toMatchObject({ code: "SESSION_ENDED" });
     agent.close();
+    page.close();
+  });
+
+  it("cancels a turn: the provider is stopped, the turn fails with TURN_CANCELLED and the session is idle again", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
+    await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: false });
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
+    await events.next("turn-started");
+    await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: true });
+    expect((await events.next("turn-failed")).error.code).toBe("TURN_CANCELLED");
+    await expect.poll(() => events.seen.at(-1)).toEqual({ type: "status-changed", status: "idle", turnId: "turn-1" });
+    await page.request("sendText", { sessionId, turnId: "turn-2", text: "reply: back" }, ORIGIN);
+    expect(await events.next("turn-completed")).toMatchObject({ turnId: "turn-2" });
     page.close();
   });
 
