@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -123,11 +123,36 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
       await context.close().catch(() => undefined);
       await server.close().catch(() => undefined);
       await pedelec("stop");
+      await killProcessesWorkingIn(home);
       await rm(home, { recursive: true, force: true });
       await rm(userDataDir, { recursive: true, force: true });
       if (ownSite) await rm(ownSite, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A Core that was killed cannot stop its provider processes; reap whatever still runs inside this test's home so
+ * nothing outlives the test.
+ */
+async function killProcessesWorkingIn(folder: string): Promise<void> {
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => "");
+    if (cwd === folder || cwd.startsWith(`${folder}/`)) {
+      try {
+        process.kill(Number(entry), "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+/** Reads the pid of the Core serving this environment's PEDELEC_HOME. */
+export async function corePidOf(environment: E2eEnvironment): Promise<number> {
+  const { readFile } = await import("node:fs/promises");
+  return Number.parseInt(await readFile(join(environment.home, "run", "core.lock"), "utf8"), 10);
 }
 
 /** Opens the SDK test page at `baseUrl` and waits until the SDK module has loaded. */

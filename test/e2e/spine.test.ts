@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { answerApproval, openSdkPage, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { answerApproval, corePidOf, openSdkPage, setUpE2e, type E2eEnvironment } from "./harness.js";
 import { attempt, installRecorder, logOf } from "./page-scripts.js";
 
 let environment: E2eEnvironment | undefined;
@@ -127,6 +127,22 @@ describe("the spine in real Chromium", () => {
     expect(log.filter((entry) => entry.kind === "status").at(-1)).toMatchObject({ status: "error" });
     // The session recovers: the next turn runs.
     expect(await page.evaluate(() => (window as any).send("reply: fine again"))).toEqual({ ok: true });
+  });
+
+  it("fails the turn with CORE_RUNTIME_UNAVAILABLE when Core is killed mid-turn, instead of hanging", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page } = await approvedSession(environment);
+    await page.evaluate(() => {
+      const w = window as any;
+      w.pendingTurn = w.send("hang");
+    });
+    await expect.poll(async () => (await logOf(page)).some((entry) => entry.kind === "status" && entry.status === "running")).toBe(true);
+    process.kill(await corePidOf(environment), "SIGKILL");
+    const result = await page.evaluate(() => (window as any).pendingTurn);
+    expect(result).toMatchObject({ ok: false, code: "CORE_RUNTIME_UNAVAILABLE" });
+    const log = await logOf(page);
+    expect(log).toContainEqual(expect.objectContaining({ kind: "error", code: "CORE_RUNTIME_UNAVAILABLE" }));
+    expect(log.filter((entry) => entry.kind === "status").at(-1)).toMatchObject({ status: "error" });
   });
 
   it("ends an autoEndOnDisconnect session when its last tab closes", async () => {

@@ -51,6 +51,7 @@ export class NativeLink {
   readonly #eventListeners = new Set<(envelope: SessionEventEnvelope) => void>();
   readonly #reopenListeners = new Set<() => void>();
   readonly #statusListeners = new Set<() => void>();
+  readonly #lostListeners = new Set<(error: PedelecError) => void>();
 
   constructor(private readonly options: NativeLinkOptions) {
     this.#createRequestId = options.createRequestId ?? defaultRequestIds();
@@ -73,6 +74,15 @@ export class NativeLink {
   onEvent(listener: (envelope: SessionEventEnvelope) => void): () => void {
     this.#eventListeners.add(listener);
     return () => this.#eventListeners.delete(listener);
+  }
+
+  /**
+   * Called when a working link to Core breaks: the host went away after it had spoken (NATIVE_CONNECTION_CLOSED), or
+   * the host reports that Core, once connected, is gone. Events sent meanwhile are lost.
+   */
+  onLinkLost(listener: (error: PedelecError) => void): () => void {
+    this.#lostListeners.add(listener);
+    return () => this.#lostListeners.delete(listener);
   }
 
   /**
@@ -231,11 +241,17 @@ export class NativeLink {
       case "fatal":
         this.#failPending(state, PedelecError.fromWire(message.error));
         return;
-      case "host-status":
+      case "host-status": {
+        const wasConnected = state.core === "connected";
         state.core = message.core;
-        if (message.core === "unavailable" && message.error) this.#failPending(state, PedelecError.fromWire(message.error));
+        if (message.core === "unavailable" && message.error) {
+          const error = PedelecError.fromWire(message.error);
+          this.#failPending(state, error);
+          if (wasConnected) this.#notifyLost(error);
+        }
         this.#notifyStatus();
         return;
+      }
     }
   }
 
@@ -266,7 +282,12 @@ export class NativeLink {
           )
         : hostUnavailable(errorMessage));
     this.#failPending(state, error);
+    if (state.hostSpoke && override === undefined) this.#notifyLost(error);
     this.#notifyStatus();
+  }
+
+  #notifyLost(error: PedelecError): void {
+    for (const listener of [...this.#lostListeners]) this.#runListener(() => listener(error));
   }
 
   #failPending(state: ChannelState, error: PedelecError): void {

@@ -479,6 +479,32 @@ describe("PageGateway: native link failures", () => {
     expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "NATIVE_CONNECTION_CLOSED" } });
   });
 
+  it("tells pages following a session when the host goes away, and when Core does", async () => {
+    const context = await setup({ approved: [APP] });
+    const follower = context.connect();
+    const bystander = context.connect();
+    await createSession(context, follower, "session-aaaa");
+    const interruptions = () => follower.sent.filter((message) => (message as { type?: string }).type === "session-interrupted");
+
+    context.host.current.hello("unavailable");
+    expect(interruptions()).toEqual([]); // Core was never up on this link: nothing was lost.
+
+    context.host.current.hello("connected");
+    context.host.current.emit({
+      kind: "host-status",
+      version: "0.1.0",
+      core: "unavailable",
+      error: { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" },
+    });
+    expect(interruptions()).toEqual([
+      { type: "session-interrupted", sessionId: "session-aaaa", error: { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" } },
+    ]);
+
+    context.host.current.die("Native host has exited.");
+    expect(interruptions().at(-1)).toMatchObject({ sessionId: "session-aaaa", error: { code: "NATIVE_CONNECTION_CLOSED" } });
+    expect(bystander.sent.some((message) => (message as { type?: string }).type === "session-interrupted")).toBe(false);
+  });
+
   it("resubscribes routed sessions on the new connection before the request that reopened it", async () => {
     const context = await setup({ approved: [APP] });
     const port = context.connect();

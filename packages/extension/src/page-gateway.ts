@@ -52,6 +52,7 @@ export class PageGateway {
     this.#statusProbeTimeoutMs = options.statusProbeTimeoutMs ?? DEFAULT_STATUS_PROBE_TIMEOUT_MS;
     options.link.onEvent((envelope) => this.#routeEvent(envelope));
     options.link.onReopen(() => this.#resubscribe());
+    options.link.onLinkLost((error) => this.#interruptSessions(error));
   }
 
   /** Takes a port from `runtime.onConnectExternal`. Ports with another name are not ours and are closed. */
@@ -179,6 +180,15 @@ export class PageGateway {
       if (session.autoEndOnDisconnect) void this.#endSession(session);
     }
     if (orphaned.length > 0) this.#autoEndSessionsChanged();
+  }
+
+  /** Tells every page following a session that its events may be lost, so no turn waits on them forever. */
+  #interruptSessions(error: PedelecError): void {
+    for (const session of this.#routes.sessions()) {
+      for (const route of this.#routes.routesFor(session.sessionId)) {
+        route.send({ type: "session-interrupted", sessionId: session.sessionId, error: error.toWire() });
+      }
+    }
   }
 
   /** A new native connection knows no subscriptions; ask Core again for every session pages still follow. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { sessionRequestSchemas, type SessionRequestType } from "./requests.js";
 import { wireErrorSchema } from "./pedelec-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
+import { sessionIdSchema } from "./domain.js";
 
 /** The name SDK ports use when they connect to the extension. */
 export const SDK_PORT_NAME = "pedelec-sdk";
@@ -77,10 +78,22 @@ export const pageRequestProgressSchema = z.object({
 });
 export type PageRequestProgress = z.infer<typeof pageRequestProgressSchema>;
 
+/**
+ * Extension → page: the link to the desktop runtime broke (the native host or Core went away), so events of this
+ * session may have been lost; an active turn ends with `error` instead of waiting for an answer that cannot come.
+ */
+export const pageSessionInterruptedSchema = z.object({
+  type: z.literal("session-interrupted"),
+  sessionId: sessionIdSchema,
+  error: wireErrorSchema,
+});
+export type PageSessionInterrupted = z.infer<typeof pageSessionInterruptedSchema>;
+
 /** Every message the extension sends to a page. */
 export const extensionToPageMessageSchema = z.union([
   sessionEventEnvelopeSchema,
   pageRequestProgressSchema,
+  pageSessionInterruptedSchema,
   pageResponseSchema,
 ]);
 export type ExtensionToPageMessage = z.infer<typeof extensionToPageMessageSchema>;

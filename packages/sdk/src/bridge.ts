@@ -53,6 +53,7 @@ export class Bridge {
   readonly #requestIdPrefix = randomId().slice(0, 8);
   readonly #pending = new Map<string, PendingRequest>();
   readonly #eventListeners = new ListenerSet<[SessionEventEnvelope]>();
+  readonly #interruptionListeners = new ListenerSet<[string, PedelecError]>();
   readonly #protocolErrorListeners = new ListenerSet<[PedelecError, string | undefined]>();
   readonly #disconnectListeners = new ListenerSet<[number, PedelecError]>();
 
@@ -101,6 +102,11 @@ export class Bridge {
   /** An invalid message that matched no pending request; `sessionId` when the message named one. */
   onProtocolError(listener: (error: PedelecError, sessionId: string | undefined) => void): () => void {
     return this.#protocolErrorListeners.add(listener);
+  }
+
+  /** The extension lost the desktop runtime while this page followed `sessionId`; its events may be gone. */
+  onInterruption(listener: (sessionId: string, error: PedelecError) => void): () => void {
+    return this.#interruptionListeners.add(listener);
   }
 
   onDisconnect(listener: (generation: number, error: PedelecError) => void): () => void {
@@ -160,6 +166,10 @@ export class Bridge {
     const message = parsed.data;
     if ("type" in message && message.type === "event") {
       this.#eventListeners.emit(message);
+      return;
+    }
+    if ("type" in message && message.type === "session-interrupted") {
+      this.#interruptionListeners.emit(message.sessionId, PedelecError.fromWire(message.error));
       return;
     }
     if ("type" in message && message.type === "request-progress") {

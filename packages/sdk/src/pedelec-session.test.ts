@@ -97,6 +97,20 @@ describe("PedelecSession turns", () => {
     expect(session.getStatus()).toBe("error");
   });
 
+  it("fails the active turn when the extension says the runtime link broke, and ignores other sessions' notices", async () => {
+    const { extension, session } = await openSession();
+    const reported: string[] = [];
+    session.onError((error) => reported.push(error.code));
+    const sending = session.sendText("Hello");
+    await extension.waitForRequest("sendText");
+    const lost = { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" };
+    extension.send({ type: "session-interrupted", sessionId: "session-9999", error: lost });
+    extension.send({ type: "session-interrupted", sessionId: SESSION_ID, error: lost });
+    expect((await errorOf(sending)).code).toBe("CORE_RUNTIME_UNAVAILABLE");
+    expect(reported).toEqual(["CORE_RUNTIME_UNAVAILABLE"]);
+    expect(session.getStatus()).toBe("error");
+  });
+
   it("rejects sendText when Core refuses it, and restores the status", async () => {
     const { extension, session } = await openSession();
     extension.handle("sendText", () => {

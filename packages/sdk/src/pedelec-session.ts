@@ -105,6 +105,9 @@ export class PedelecSession<TToolName extends string = string> {
     this.#unsubscribeBridge = [
       init.bridge.onEvent((envelope) => this.#handleEnvelope(envelope)),
       init.bridge.onDisconnect((generation, error) => this.#handleDisconnect(generation, error)),
+      init.bridge.onInterruption((sessionId, error) => {
+        if (sessionId === this.sessionId && this.#endedBy === undefined) this.#interrupt(error);
+      }),
       init.bridge.onProtocolError((error, sessionId) => {
         if (sessionId === undefined || sessionId === this.sessionId) this.#errorListeners.emit(error, this.#sdkContext());
       }),
@@ -370,6 +373,11 @@ export class PedelecSession<TToolName extends string = string> {
   #handleDisconnect(generation: number, error: PedelecError): void {
     if (generation !== this.#generation || this.#endedBy !== undefined) return;
     this.#generation = undefined;
+    this.#interrupt(error);
+  }
+
+  /** The answer to an active turn can no longer arrive: fail it, stop tool handlers, and say why. */
+  #interrupt(error: PedelecError): void {
     const turn = this.#activeTurn;
     const context = this.#sdkContext({ turnId: turn?.turnId });
     this.#tools.abortAll(error);
