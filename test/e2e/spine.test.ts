@@ -129,6 +129,15 @@ describe("the spine in real Chromium", () => {
     expect(await page.evaluate(() => (window as any).send("reply: fine again"))).toEqual({ ok: true });
   });
 
+  it("reports a signed-out claude as PROVIDER_NOT_AUTHENTICATED and unreadable output as PROVIDER_OUTPUT_INVALID", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page } = await approvedSession(environment);
+    expect(await page.evaluate(() => (window as any).send("not-logged-in"))).toMatchObject({ ok: false, code: "PROVIDER_NOT_AUTHENTICATED" });
+    expect(await page.evaluate(() => (window as any).send("garbage"))).toMatchObject({ ok: false, code: "PROVIDER_OUTPUT_INVALID" });
+    const codes = (await logOf(page)).filter((entry) => entry.kind === "error").map((entry) => entry.code);
+    expect(codes).toEqual(["PROVIDER_NOT_AUTHENTICATED", "PROVIDER_OUTPUT_INVALID"]);
+  });
+
   it("fails the turn with CORE_RUNTIME_UNAVAILABLE when Core is killed mid-turn, instead of hanging", async () => {
     environment = await setUpE2e({ startCore: true });
     const { page } = await approvedSession(environment);
