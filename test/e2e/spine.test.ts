@@ -1,8 +1,25 @@
+import { readdir, readFile, readlink } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { answerApproval, corePidOf, openSdkPage, setUpE2e, type E2eEnvironment } from "./harness.js";
 import { attempt, installRecorder, logOf } from "./page-scripts.js";
 
 let environment: E2eEnvironment | undefined;
+
+/** Live stand-in agent processes working inside `home` (zombies count as gone). */
+async function standInProcessesIn(home: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const [cwd, cmdline, stat] = await Promise.all([
+      readlink(`/proc/${entry}/cwd`).catch(() => ""),
+      readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => ""),
+      readFile(`/proc/${entry}/stat`, "utf8").catch(() => ""),
+    ]);
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (cwd.startsWith(`${home}/`) && cmdline.includes("stand-ins/claude") && state !== "Z") found.push(Number(entry));
+  }
+  return found;
+}
 afterEach(async () => {
   await environment?.close();
   environment = undefined;
@@ -145,13 +162,19 @@ describe("the spine in real Chromium", () => {
       const w = window as any;
       w.pendingTurn = w.send("hang");
     });
-    await expect.poll(async () => (await logOf(page)).some((entry) => entry.kind === "status" && entry.status === "running")).toBe(true);
+    // The agent is at work (its process runs in the session workspace) when Core dies.
+    await expect.poll(async () => (await standInProcessesIn(environment!.home)).length, { timeout: 10_000 }).toBeGreaterThan(0);
     process.kill(await corePidOf(environment), "SIGKILL");
     const result = await page.evaluate(() => (window as any).pendingTurn);
     expect(result).toMatchObject({ ok: false, code: "CORE_RUNTIME_UNAVAILABLE" });
     const log = await logOf(page);
     expect(log).toContainEqual(expect.objectContaining({ kind: "error", code: "CORE_RUNTIME_UNAVAILABLE" }));
     expect(log.filter((entry) => entry.kind === "status").at(-1)).toMatchObject({ status: "error" });
+
+    // The stand-in agent outlived the killed Core; the next Core stops it.
+    expect((await standInProcessesIn(environment.home)).length).toBeGreaterThan(0);
+    expect((await environment.pedelec("start", "--detach")).code).toBe(0);
+    await expect.poll(() => standInProcessesIn(environment!.home), { timeout: 10_000 }).toEqual([]);
   });
 
   it("ends an autoEndOnDisconnect session when its last tab closes", async () => {

@@ -7,6 +7,7 @@ import { CoreClientConnection } from "./core-connection.js";
 import { acquireCoreLock } from "./core-lock.js";
 import { resolveCorePaths, type CorePaths } from "./core-paths.js";
 import { log } from "./logger.js";
+import { ProviderProcessLedger } from "./provider-process-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
 import { createRequestRouter } from "./request-router.js";
 import { SessionManager } from "./session-manager.js";
@@ -32,6 +33,9 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env): Promise<R
   const lock = await acquireCoreLock(join(paths.runDir, "core.lock"));
   // We hold the lock, so any socket file left here belongs to a Core that is gone.
   await unlink(paths.socketPath).catch(() => undefined);
+  const processLedger = new ProviderProcessLedger(join(paths.runDir, "provider-processes"));
+  const reaped = await processLedger.reapLeftovers();
+  if (reaped.length > 0) log("info", "stopped provider processes left by an earlier run", { pids: reaped });
   const swept = await sweepManagedWorkspaces(paths.workspacesDir);
   if (swept > 0) log("info", "removed workspaces left by an earlier run", { count: swept });
 
@@ -46,6 +50,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env): Promise<R
     loadSettings: () => loadSettings(paths.settingsFile),
     providers: createProviderRegistry(),
     env,
+    processLedger,
     publish,
   });
 

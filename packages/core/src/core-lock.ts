@@ -1,13 +1,24 @@
+import { readFileSync } from "node:fs";
 import { open, readFile, unlink } from "node:fs/promises";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+
+/** A zombie (killed, not yet reaped by its parent) still answers kill(0) but can serve nothing. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
 
 function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+  return !isZombie(pid);
 }
 
 /**

@@ -6,6 +6,7 @@ import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { CorePaths } from "./core-paths.js";
 import { validateEffortArgv } from "./effort-profile.js";
 import { ProviderLocator } from "./provider-locator.js";
+import type { ProviderProcessLedger } from "./provider-process-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { Session } from "./session.js";
 import { configuredEffortArgv, type Settings } from "./settings.js";
@@ -17,6 +18,7 @@ export interface SessionManagerOptions {
   loadSettings: () => Promise<Settings>;
   providers: ProviderRegistry;
   env: NodeJS.ProcessEnv;
+  processLedger: ProviderProcessLedger;
   publish: (envelope: SessionEventEnvelope) => void;
 }
 
@@ -74,6 +76,7 @@ export class SessionManager {
       home: this.options.paths.home,
       baseEnv: this.options.env,
       providerIdleTimeoutMs: settings.providerIdleTimeoutMs,
+      processLedger: this.options.processLedger,
       publish: this.options.publish,
     });
     this.#sessions.set(sessionId, session);

@@ -5,6 +5,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { buildFirstPrompt } from "./first-prompt.js";
+import type { ProviderProcessLedger } from "./provider-process-ledger.js";
 import type { ProviderAdapter, ProviderEvent } from "./providers/provider-adapter.js";
 import { ToolCallWaiter } from "./tool-call-waiter.js";
 import type { ToolRegistry } from "./tool-registry.js";
@@ -30,6 +31,8 @@ export interface SessionSetup {
   home: string;
   baseEnv: NodeJS.ProcessEnv;
   providerIdleTimeoutMs: number;
+  /** Where provider processes are recorded while they run, so a later Core can reap them if this one is killed. */
+  processLedger: ProviderProcessLedger;
   publish: (envelope: SessionEventEnvelope) => void;
 }
 
@@ -167,6 +170,7 @@ export class Session {
         ? buildFirstPrompt({ threadId: this.id, guidance: setup.guidance, tools: setup.tools.list(), userText: turn.text })
         : turn.text;
     this.#armIdleWatch(turn);
+    const recordings: Promise<number>[] = [];
     const outcome = await setup.adapter.runTurn(
       {
         executablePath: setup.executablePath,
@@ -177,10 +181,14 @@ export class Session {
         effortArgv: setup.effortArgv,
         env: this.#providerEnv(),
         signal: turn.controller.signal,
+        onProcessStarted: (pid) => {
+          recordings.push(setup.processLedger.record(pid).then(() => pid, () => pid));
+        },
       },
       (event) => this.#onProviderEvent(turn, event),
     );
     this.#pauseIdleWatch();
+    for (const pid of await Promise.all(recordings)) await setup.processLedger.forget(pid).catch(() => undefined);
     // Anything still waiting on this turn (a tool call whose CLI outlived the provider) ends with it.
     if (!turn.controller.signal.aborted) {
       turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn is over"));

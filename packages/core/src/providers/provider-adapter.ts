@@ -38,6 +38,8 @@ export interface ProviderTurnRequest {
   env: Record<string, string>;
   /** Aborting kills the provider's whole process tree; runTurn then settles with the abort reason. */
   signal: AbortSignal;
+  /** Told the pid of each process the turn starts (each leads its own process group), so Core can reap them later. */
+  onProcessStarted?: (pid: number) => void;
 }
 
 /** Normalized provider output, before Core stamps turn ids and seq numbers. */

@@ -18,6 +18,8 @@ export interface ProviderProcessOptions {
   /** Aborting kills the child's whole process group. */
   signal: AbortSignal;
   onStdoutLine: (line: string) => void;
+  /** The child started and leads process group `pid`. */
+  onSpawned?: (pid: number) => void;
   /** A stdout line longer than `maxLineBytes` was dropped. */
   onStdoutLineDropped?: (byteLength: number) => void;
   maxLineBytes?: number;
@@ -90,6 +92,7 @@ export function runProviderProcess(options: ProviderProcessOptions): Promise<Pro
       finish({ exitCode: null, signal: null, spawnError: describeSpawnError(error) });
       return;
     }
+    if (child.pid !== undefined) options.onSpawned?.(child.pid);
 
     const splitter = new LineSplitter({
       maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,

@@ -72,6 +72,7 @@ async function runClaudeTurn(
     signal: request.signal,
     onStdoutLine: (line) => deliver(parser.feed(line)),
     onStdoutLineDropped: () => deliver(parser.lineDropped()),
+    ...(request.onProcessStarted === undefined ? {} : { onSpawned: request.onProcessStarted }),
     ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
   });
   deliver(parser.finish());
