@@ -90,6 +90,16 @@ describe("the spine in real Chromium", () => {
     expect(approval).toMatchObject({ ok: true, value: { approved: false } });
   });
 
+  it("counts closing the approval popup without an answer as a rejection", async () => {
+    environment = await setUpE2e();
+    const page = await openSdkPage(environment);
+    await installRecorder(page);
+    const created = attempt(page, "return await window.create();");
+    const popup = await environment.context.waitForEvent("page", { predicate: (candidate) => candidate.url().includes("/popup.html"), timeout: 15_000 });
+    await popup.close();
+    expect(await created).toMatchObject({ ok: false, code: "APPROVAL_REJECTED" });
+  });
+
   it("does not let another origin resume a session", async () => {
     environment = await setUpE2e();
     const { sessionId } = await approvedSession(environment);

@@ -21,6 +21,27 @@ function setup(options: Partial<ApprovalBrokerOptions> = {}) {
 }
 
 describe("ApprovalBroker", () => {
+  it("counts closing the approval window without an answer as a rejection", async () => {
+    const dismissals: (() => void)[] = [];
+    const { broker, store } = setup({ openPopup: async (_approvalId, onDismissed) => void dismissals.push(onDismissed) });
+    const waiting = broker.waitForApproval(origin);
+    await expect.poll(() => dismissals.length).toBe(1);
+    dismissals[0]!();
+    await expect(waiting).rejects.toMatchObject({ code: "APPROVAL_REJECTED", message: expect.stringContaining("closed") as string });
+    expect(await store.list()).toEqual([]);
+    expect(broker.list()).toEqual([]);
+  });
+
+  it("ignores the window closing after the user answered", async () => {
+    const dismissals: (() => void)[] = [];
+    const { broker } = setup({ openPopup: async (_approvalId, onDismissed) => void dismissals.push(onDismissed) });
+    const waiting = broker.waitForApproval(origin);
+    await expect.poll(() => dismissals.length).toBe(1);
+    await broker.decide(origin, "approve");
+    dismissals[0]!();
+    await expect(waiting).resolves.toBeUndefined();
+  });
+
   it("shares one pending approval and one popup between waiters of one origin", async () => {
     const { broker, popups, store } = setup();
     const first = broker.waitForApproval(origin);

@@ -15,8 +15,11 @@ export type ApprovalDecision = "approve" | "reject";
 
 export interface ApprovalBrokerOptions {
   store: ApprovalStore;
-  /** Shows the approval UI for one pending approval; a rejection becomes OPEN_POPUP_FAILED. */
-  openPopup: (approvalId: string) => Promise<void>;
+  /**
+   * Shows the approval UI for one pending approval; a rejection becomes OPEN_POPUP_FAILED. `onDismissed` is called
+   * if the user closes that UI: an approval still pending then counts as rejected.
+   */
+  openPopup: (approvalId: string, onDismissed: () => void) => Promise<void>;
   timeoutMs?: number;
   createId?: () => string;
   now?: () => Date;
@@ -113,7 +116,11 @@ export class ApprovalBroker {
     this.#pending.set(origin, entry);
     this.options.onChange?.();
     Promise.resolve()
-      .then(() => this.options.openPopup(approvalId))
+      .then(() =>
+        this.options.openPopup(approvalId, () =>
+          this.#settle(entry, new PedelecError("APPROVAL_REJECTED", `the approval window for ${origin} was closed without an answer`)),
+        ),
+      )
       .catch((error: unknown) => {
         const reason = error instanceof Error ? error.message : String(error);
         this.#settle(entry, new PedelecError("OPEN_POPUP_FAILED", "could not open the approval popup", { reason }));

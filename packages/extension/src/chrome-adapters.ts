@@ -27,13 +27,21 @@ export function connectChromeNative(hostName: string): NativeChannel {
   };
 }
 
-export async function openApprovalWindow(approvalId: string): Promise<void> {
-  await chrome.windows.create({
+export async function openApprovalWindow(approvalId: string, onDismissed: () => void): Promise<void> {
+  const window = await chrome.windows.create({
     url: chrome.runtime.getURL("popup.html?request=" + encodeURIComponent(approvalId)),
     type: "popup",
     width: 420,
     height: 520,
   });
+  const windowId = window?.id;
+  if (windowId === undefined) return;
+  const onRemoved = (removedId: number): void => {
+    if (removedId !== windowId) return;
+    chrome.windows.onRemoved.removeListener(onRemoved);
+    onDismissed();
+  };
+  chrome.windows.onRemoved.addListener(onRemoved);
 }
 
 /** Nudges open popups to refresh. With no popup open Chrome rejects the send; that is expected. */

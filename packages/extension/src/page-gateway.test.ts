@@ -16,7 +16,7 @@ const waitOptions = { timeout: 2000, interval: 2 };
 interface SetupOptions {
   approved?: string[];
   approvalTimeoutMs?: number;
-  openPopup?: (approvalId: string) => Promise<void>;
+  openPopup?: (approvalId: string, onDismissed: () => void) => Promise<void>;
   statusProbeTimeoutMs?: number;
 }
 
