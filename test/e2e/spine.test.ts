@@ -79,6 +79,28 @@ describe("the spine in real Chromium", () => {
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("delivers an answer larger than Chrome's 1 MiB native message limit whole", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page } = await approvedSession(environment);
+    const length = 1_500_000;
+    expect(await page.evaluate((size) => (window as any).send(`reply-large ${size}`), length)).toEqual({ ok: true });
+    const received = await page.evaluate(() => {
+      const log = (window as any).log as any[];
+      return {
+        chat: log.filter((entry) => entry.kind === "chat").map((entry) => entry.text as string),
+        deltas: log.filter((entry) => entry.kind === "delta").map((entry) => entry.delta as string).join(""),
+      };
+    });
+    expect(received.chat).toHaveLength(1);
+    const text = received.chat[0]!;
+    expect(text).toHaveLength(length);
+    expect(new TextEncoder().encode(text).byteLength).toBeGreaterThan(1024 * 1024);
+    // Every line numbers itself: any lost, repeated or reordered piece breaks the sequence.
+    const lines = text.split("\n").slice(0, -1);
+    lines.forEach((line, index) => expect(line.slice(0, 7)).toBe(String(index).padStart(7, "0")));
+    expect(received.deltas).toBe(text);
+  });
+
   it("rejects createSession when the user rejects the origin", async () => {
     environment = await setUpE2e();
     const page = await openSdkPage(environment);

@@ -91,9 +91,10 @@ describe("runProviderProcess", () => {
     expect(settled.exitCode).toBe(0);
   });
 
-  it("drops a stdout line over 1 MiB and keeps the lines around it", async () => {
+  it("drops a stdout line over the cap and keeps the lines around it", async () => {
     const { result, lines, dropped } = run(
       `process.stdout.write("before\\n" + "a".repeat(1536 * 1024)); setTimeout(() => process.stdout.write("b".repeat(10) + "\\nafter\\n"), 10);`,
+      { maxLineBytes: 1024 * 1024 },
     );
     const settled = await result;
     expect(lines).toEqual(["before", "after"]);

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { LineSplitter } from "./line-splitter.js";
 
-export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+/** One stream line carries a whole message, so long answers need room; Core's frame limit is the useful ceiling. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_STDERR_BYTES = 64 * 1024;
 export const DEFAULT_KILL_GRACE_MS = 2_000;
 export const DEFAULT_DRAIN_GRACE_MS = 5_000;
