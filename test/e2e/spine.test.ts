@@ -215,6 +215,11 @@ describe("the spine in real Chromium", () => {
     const second = await openSdkPage(environment);
     await installRecorder(second);
     expect(await attempt(second, `return await window.resume(${JSON.stringify(sessionId)});`)).toMatchObject({ ok: true });
+    // Both tabs follow the session: a turn started in one streams into the other too.
+    expect(await second.evaluate(() => (window as any).send("reply: seen by both"))).toEqual({ ok: true });
+    await expect
+      .poll(async () => (await logOf(page)).filter((entry) => entry.kind === "chat").map((entry) => entry.text), { timeout: 10_000 })
+      .toEqual(["seen by both"]);
 
     await page.close();
     // One route is left, so the session lives on and still takes turns.

@@ -298,6 +298,20 @@ describe("Core sessions", () => {
     page.close();
   });
 
+  it("snapshots the effort profile at creation: later settings edits do not reach the session", async () => {
+    await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { high: ["--effort", "high"] } } }));
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const { sessionId } = await page.request("createSession", { provider: "claude", effortLevel: "high", model: "opus" }, ORIGIN);
+    await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { high: ["--effort", "low"] } } }));
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "report-args" }, ORIGIN);
+    const argv = JSON.parse((await events.next("chat-completed")).text) as string[];
+    expect(argv).toEqual(expect.arrayContaining(["-p", "--output-format", "stream-json", "--verbose", "--model", "opus"]));
+    expect(argv.slice(argv.indexOf("--effort"), argv.indexOf("--effort") + 2)).toEqual(["--effort", "high"]);
+    page.close();
+  });
+
   it("times a tool call out with TOOL_TIMEOUT", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
