@@ -2,20 +2,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PageRequest } from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { Pedelec } from "./pedelec.js";
+import { errorOf } from "./testing/error-of.js";
 import { FakeExtension, NO_REPLY, sessionInfo } from "./testing/fake-extension.js";
 import type { PedelecEventContext } from "./types.js";
 
 const SESSION_ID = "session-0001";
 
-async function errorOf(promise: Promise<unknown>): Promise<PedelecError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(PedelecError);
-    return error as PedelecError;
-  }
-  throw new Error("expected a rejection");
-}
 
 async function openSession() {
   const extension = new FakeExtension().install();

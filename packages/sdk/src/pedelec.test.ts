@@ -3,17 +3,9 @@ import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { defineTool } from "./define-tool.js";
 import { Pedelec } from "./pedelec.js";
+import { errorOf } from "./testing/error-of.js";
 import { FakeExtension, NO_REPLY, TEST_ORIGIN, sessionInfo } from "./testing/fake-extension.js";
 
-async function errorOf(promise: Promise<unknown>): Promise<PedelecError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(PedelecError);
-    return error as PedelecError;
-  }
-  throw new Error("expected a rejection");
-}
 
 const argsSchema = { type: "object", properties: { title: { type: "string" } }, required: ["title"] } as const;
 

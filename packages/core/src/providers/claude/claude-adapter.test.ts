@@ -6,19 +6,16 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
 import { discoverProvider } from "../provider-discovery.js";
+import { buildFirstPrompt } from "../../first-prompt.js";
 import { createClaudeAdapter } from "./claude-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/claude/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "claude");
 const THREAD_ID = "thread-7f3a91c2";
-const FIRST_PROMPT_RULES = [
-  "[Pedelec Runtime Rules]",
-  `- Read a tool's argument schema: pedelec-cli --thread-id ${THREAD_ID} tool-spec <tool-name>`,
-  `- Call a tool: pedelec-cli --thread-id ${THREAD_ID} tool-call <tool-name> '<json_args>'`,
-  "[/Pedelec Runtime Rules]",
-  "------",
-  "[User Message]",
-].join("\n");
+/** The prompt Core sends on a thread's first turn, ending with the user's text. */
+function firstPrompt(userText: string): string {
+  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
+}
 
 /** A pedelec-cli that records its argv and answers like the real one. */
 const FAKE_PEDELEC_CLI = `#!/bin/sh
@@ -112,7 +109,7 @@ describe("claude adapter with the stand-in CLI", () => {
   });
 
   it("streams a reply, then resumes the same conversation on the next turn", async () => {
-    const first = await turn({ prompt: `${FIRST_PROMPT_RULES}\nreply: Hello from the stand-in, streamed.` });
+    const first = await turn({ prompt: firstPrompt("reply: Hello from the stand-in, streamed.") });
     expect(first.outcome).toEqual({ ok: true });
     const sessionId = sessionIdOf(first.events);
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
@@ -134,7 +131,7 @@ describe("claude adapter with the stand-in CLI", () => {
   });
 
   it("runs a tool call through pedelec-cli and reports it as a command activity", async () => {
-    const first = await turn({ prompt: `${FIRST_PROMPT_RULES}\nreply: ready` });
+    const first = await turn({ prompt: firstPrompt("reply: ready") });
     const sessionId = sessionIdOf(first.events) ?? null;
 
     // The thread id comes from the conversation's first prompt; this resumed turn carries only the user message.
@@ -167,7 +164,7 @@ describe("claude adapter with the stand-in CLI", () => {
   });
 
   it("reports a failing tool call as a failed activity and lets the agent answer", async () => {
-    const { outcome, events } = await turn({ prompt: `${FIRST_PROMPT_RULES}\ncall-tool broken {}` });
+    const { outcome, events } = await turn({ prompt: firstPrompt("call-tool broken {}") });
     expect(outcome).toEqual({ ok: true });
     const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));
     expect(activities.map((activity) => activity.status)).toEqual(["started", "failed"]);
@@ -177,7 +174,7 @@ describe("claude adapter with the stand-in CLI", () => {
   });
 
   it("reads a tool spec through pedelec-cli", async () => {
-    const { outcome, events } = await turn({ prompt: `${FIRST_PROMPT_RULES}\ntool-spec add_card_spec` });
+    const { outcome, events } = await turn({ prompt: firstPrompt("tool-spec add_card_spec") });
     expect(outcome).toEqual({ ok: true });
     expect(messages(events)[0]?.text).toBe('Spec: {"type":"object"}');
   });
