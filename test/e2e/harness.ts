@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
-import { copyFile, mkdtemp, readdir, readlink, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { isZombie } from "@pedelec/core/process-stat";
 // @ts-expect-error -- plain ESM helper without type declarations
 import { startStaticServer } from "../../examples/todo-board/serve.mjs";
 
@@ -131,27 +132,41 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
   };
 }
 
+export interface ProcessInFolder {
+  pid: number;
+  /** NUL-separated command line, as /proc has it. */
+  commandLine: string;
+}
+
+/** Live processes (zombies excluded) whose working directory is `folder` or inside it. */
+export async function processesWorkingIn(folder: string): Promise<ProcessInFolder[]> {
+  const found: ProcessInFolder[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => "");
+    if ((cwd !== folder && !cwd.startsWith(`${folder}/`)) || isZombie(pid)) continue;
+    found.push({ pid, commandLine: await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "") });
+  }
+  return found;
+}
+
 /**
  * A Core that was killed cannot stop its provider processes; reap whatever still runs inside this test's home so
  * nothing outlives the test.
  */
 async function killProcessesWorkingIn(folder: string): Promise<void> {
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => "");
-    if (cwd === folder || cwd.startsWith(`${folder}/`)) {
-      try {
-        process.kill(Number(entry), "SIGKILL");
-      } catch {
-        // Already gone.
-      }
+  for (const { pid } of await processesWorkingIn(folder)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
     }
   }
 }
 
 /** Reads the pid of the Core serving this environment's PEDELEC_HOME. */
 export async function corePidOf(environment: E2eEnvironment): Promise<number> {
-  const { readFile } = await import("node:fs/promises");
   return Number.parseInt(await readFile(join(environment.home, "run", "core.lock"), "utf8"), 10);
 }
 

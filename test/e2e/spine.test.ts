@@ -1,25 +1,16 @@
-import { readdir, readFile, readlink } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { answerApproval, corePidOf, openSdkPage, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { answerApproval, corePidOf, openSdkPage, processesWorkingIn, setUpE2e, type E2eEnvironment } from "./harness.js";
 import { attempt, installRecorder, logOf } from "./page-scripts.js";
 
 let environment: E2eEnvironment | undefined;
 
-/** Live stand-in agent processes working inside `home` (zombies count as gone). */
+/** Live stand-in agent processes working inside `home`. */
 async function standInProcessesIn(home: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const [cwd, cmdline, stat] = await Promise.all([
-      readlink(`/proc/${entry}/cwd`).catch(() => ""),
-      readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => ""),
-      readFile(`/proc/${entry}/stat`, "utf8").catch(() => ""),
-    ]);
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    if (cwd.startsWith(`${home}/`) && cmdline.includes("stand-ins/claude") && state !== "Z") found.push(Number(entry));
-  }
-  return found;
+  return (await processesWorkingIn(home))
+    .filter((found) => found.commandLine.includes("stand-ins/claude"))
+    .map((found) => found.pid);
 }
+
 afterEach(async () => {
   await environment?.close();
   environment = undefined;

@@ -19,21 +19,31 @@ export async function launchCoreDetached(paths: CorePaths, env: NodeJS.ProcessEn
   return child.pid ?? -1;
 }
 
+/** Tries to connect until Core accepts, the deadline passes (undefined), or `signal` aborts (undefined). */
+export async function connectToCore(paths: CorePaths, timeoutMs: number, signal?: AbortSignal): Promise<CoreConnection | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
+    if (connection || Date.now() >= deadline || signal?.aborted) return connection;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Polls until Core answers a ping, or the deadline passes. */
 export async function waitForCore(paths: CorePaths, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  do {
+    const connection = await connectToCore(paths, Math.max(0, deadline - Date.now()));
+    if (!connection) return false;
     try {
-      const connection = await CoreConnection.open(paths.socketPath);
-      try {
-        await connection.request("ping", {});
-        return true;
-      } finally {
-        connection.close();
-      }
+      await connection.request("ping", {});
+      return true;
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Accepted but could not answer (stopping, or still starting): try again until the deadline.
+    } finally {
+      connection.close();
     }
-  }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } while (Date.now() < deadline);
   return false;
 }

@@ -1,16 +1,6 @@
-import { readFileSync } from "node:fs";
 import { open, readFile, unlink } from "node:fs/promises";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-
-/** A zombie (killed, not yet reaped by its parent) still answers kill(0) but can serve nothing. */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return false;
-  }
-}
+import { isZombie } from "./process-stat.js";
 
 function isProcessAlive(pid: number): boolean {
   try {
@@ -18,6 +8,7 @@ function isProcessAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+  // A killed Core whose parent never reaped it is a zombie: it can serve nothing, so its lock is stale.
   return !isZombie(pid);
 }
 

@@ -1,20 +1,6 @@
 import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-
-/**
- * Process start time as the kernel reports it (field 22 of /proc/<pid>/stat), so a recorded pid that was reused by
- * an unrelated process is never mistaken for ours. Null where /proc is not available.
- */
-async function startTimeOf(pid: number): Promise<string | null> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may contain spaces and parentheses; the fields after its last ")" are fixed.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}
+import { readProcessStat } from "./process-stat.js";
 
 /**
  * Provider process groups Core started and has not seen finish, one file each in `run/provider-processes/`. A Core
@@ -25,7 +11,8 @@ export class ProviderProcessLedger {
 
   async record(pid: number): Promise<void> {
     await mkdir(this.folder, { recursive: true, mode: 0o700 });
-    await writeFile(join(this.folder, String(pid)), (await startTimeOf(pid)) ?? "", { mode: 0o600 });
+    // The start time tells the group we started from an unrelated process that later got the same pid.
+    await writeFile(join(this.folder, String(pid)), readProcessStat(pid)?.startTime ?? "", { mode: 0o600 });
   }
 
   async forget(pid: number): Promise<void> {
@@ -44,7 +31,7 @@ export class ProviderProcessLedger {
     for (const name of names) {
       const pid = Number.parseInt(name, 10);
       const recorded = await readFile(join(this.folder, name), "utf8").catch(() => "");
-      if (Number.isInteger(pid) && pid > 1 && recorded !== "" && (await startTimeOf(pid)) === recorded) {
+      if (Number.isInteger(pid) && pid > 1 && recorded !== "" && readProcessStat(pid)?.startTime === recorded) {
         try {
           process.kill(-pid, "SIGKILL");
           killed.push(pid);

@@ -1,4 +1,5 @@
 import { CoreConnection } from "@pedelec/core/core-client";
+import { connectToCore } from "@pedelec/core/core-launcher";
 import type { CorePaths } from "@pedelec/core/core-paths";
 import { CORE_VERSION } from "@pedelec/core/core-version";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -25,7 +26,7 @@ export class NativeHost {
   #connecting: Promise<CoreConnection> | undefined;
   /** Requests forwarded to Core and not answered yet, so a Core crash can fail them instead of leaving them hanging. */
   readonly #inFlight = new Set<string>();
-  #stopped = false;
+  readonly #stopped = new AbortController();
 
   constructor(private readonly options: NativeHostOptions) {}
 
@@ -50,7 +51,7 @@ export class NativeHost {
   }
 
   stop(): void {
-    this.#stopped = true;
+    this.#stopped.abort();
     this.#core?.close();
   }
 
@@ -85,21 +86,15 @@ export class NativeHost {
 
   async #connect(): Promise<CoreConnection> {
     const { paths } = this.options;
-    let connection: CoreConnection | undefined;
-    try {
-      connection = await CoreConnection.open(paths.socketPath);
-    } catch {
+    let connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
+    if (!connection) {
       this.options.log("Core is not running; starting it", { home: paths.home });
       try {
         await this.options.launchCore();
       } catch (error) {
         this.options.log("could not start Core", { error: (error as Error).message });
       }
-      const deadline = Date.now() + this.options.coreStartTimeoutMs;
-      while (!connection && Date.now() < deadline && !this.#stopped) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
-      }
+      connection = await connectToCore(paths, this.options.coreStartTimeoutMs, this.#stopped.signal);
     }
     if (!connection) {
       const error = new PedelecError(
@@ -121,7 +116,7 @@ export class NativeHost {
     });
     connection.onClose((error) => {
       if (this.#core === connection) this.#core = undefined;
-      if (this.#stopped) return;
+      if (this.#stopped.signal.aborted) return;
       const lost = new PedelecError("CORE_RUNTIME_UNAVAILABLE", error?.message ?? "the connection to Pedelec Core closed");
       for (const id of this.#inFlight) this.#fail(id, lost);
       this.#inFlight.clear();

@@ -1,8 +1,9 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readProcessStat } from "../process-stat.js";
 import { runProviderProcess, type ProviderProcessOptions } from "./provider-process.js";
 
 const node = process.execPath;
@@ -40,12 +41,8 @@ function isGone(pid: number): boolean {
   } catch {
     return true;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
+  const stat = readProcessStat(pid);
+  return stat === null || stat.state === "Z";
 }
 
 async function waitFor(condition: () => boolean, deadlineMs: number): Promise<boolean> {
@@ -108,29 +105,13 @@ describe("runProviderProcess", () => {
   });
 
   it("settles with a spawn error for a missing or non-executable program", async () => {
-    const missing = await runProviderProcess({
-      executablePath: path.join(workspace, "no-such-cli"),
-      args: [],
-      cwd: workspace,
-      env: baseEnv,
-      stdin: "",
-      signal: new AbortController().signal,
-      onStdoutLine: () => {},
-    });
+    const missing = await run("", { executablePath: path.join(workspace, "no-such-cli"), args: [] }).result;
     expect(missing.spawnError?.code).toBe("ENOENT");
     expect(missing.exitCode).toBeNull();
 
     const plain = path.join(workspace, "plain-file");
     await writeFile(plain, "#!/bin/sh\necho hi\n", { mode: 0o644 });
-    const notExecutable = await runProviderProcess({
-      executablePath: plain,
-      args: [],
-      cwd: workspace,
-      env: baseEnv,
-      stdin: "",
-      signal: new AbortController().signal,
-      onStdoutLine: () => {},
-    });
+    const notExecutable = await run("", { executablePath: plain, args: [] }).result;
     expect(notExecutable.spawnError?.code).toBe("EACCES");
   });
 

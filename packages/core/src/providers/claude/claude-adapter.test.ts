@@ -51,22 +51,24 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+/** A turn request for the stand-in in this test's workspace. */
+function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
+  return {
+    executablePath: STAND_IN,
+    workspacePath: workspace,
+    providerSessionId: null,
+    model: null,
+    effortArgv: ["--effort", "medium"],
+    env,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
 async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
   const adapter = createClaudeAdapter({ killGraceMs: 500 });
   const events: ProviderEvent[] = [];
-  const outcome = await adapter.runTurn(
-    {
-      executablePath: STAND_IN,
-      workspacePath: workspace,
-      providerSessionId: null,
-      model: null,
-      effortArgv: ["--effort", "medium"],
-      env,
-      signal: new AbortController().signal,
-      ...overrides,
-    },
-    (event) => events.push(event),
-  );
+  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
   return { outcome, events };
 }
 
@@ -222,16 +224,7 @@ describe("claude adapter with the stand-in CLI", () => {
     const adapter = createClaudeAdapter({ killGraceMs: 500 });
     const startedAt = Date.now();
     const outcome = await adapter.runTurn(
-      {
-        executablePath: STAND_IN,
-        workspacePath: workspace,
-        providerSessionId: null,
-        model: null,
-        effortArgv: [],
-        env,
-        signal: controller.signal,
-        prompt: "hang",
-      },
+      turnRequest({ effortArgv: [], signal: controller.signal, prompt: "hang" }),
       (event) => {
         if (event.type === "provider-session-started") controller.abort(reason);
       },
@@ -266,16 +259,7 @@ describe("claude adapter with the stand-in CLI", () => {
   it("turns a throwing event listener into a failed turn instead of a crash", async () => {
     const adapter = createClaudeAdapter();
     const outcome = await adapter.runTurn(
-      {
-        executablePath: STAND_IN,
-        workspacePath: workspace,
-        providerSessionId: null,
-        model: null,
-        effortArgv: [],
-        env,
-        signal: new AbortController().signal,
-        prompt: "reply: hi",
-      },
+      turnRequest({ effortArgv: [], prompt: "reply: hi" }),
       () => {
         throw new Error("listener broke");
       },
