@@ -16,6 +16,8 @@ export class CoreConnection {
   readonly #frameListeners = new Set<(frame: CoreServerFrame) => void>();
   readonly #closeListeners = new Set<(error?: PedelecError) => void>();
   #closed = false;
+  /** Why the connection is closing, when we know better than "closed" (a fatal frame, a bad frame). */
+  #closeError: PedelecError | undefined;
 
   private constructor(socket: Socket) {
     this.#socket = socket;
@@ -128,8 +130,6 @@ export class CoreConnection {
     this.#closeError = error;
     this.#socket.destroy();
   }
-
-  #closeError: PedelecError | undefined;
 
   #onClose(): void {
     if (this.#closed) return;

@@ -1,6 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import { randomUUID } from "node:crypto";
-import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
+import { encodeJsonFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { splitIntoChunks } from "@pedelec/protocol/chunking";
 import { MAX_NATIVE_MESSAGE_BYTES, NATIVE_CHUNK_BYTES, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -32,15 +32,7 @@ export class NativeMessagingStdio {
 
   send(message: HostToExtensionMessage): void {
     for (const json of splitIntoChunks(message, NATIVE_CHUNK_BYTES, randomUUID())) {
-      const body = Buffer.from(json, "utf8");
-      const header = Buffer.allocUnsafe(4);
-      header.writeUInt32LE(body.byteLength, 0);
-      this.output.write(Buffer.concat([header, body]));
+      this.output.write(encodeJsonFrame(json, MAX_NATIVE_MESSAGE_BYTES));
     }
   }
-}
-
-/** Exposed for tests that play Chrome's side of the pipe. */
-export function encodeNativeMessage(message: unknown): Buffer {
-  return encodeFrame(message, MAX_NATIVE_MESSAGE_BYTES * 64);
 }

@@ -5,7 +5,12 @@ import { PedelecError } from "./pedelec-error.js";
  * little-endian length; the Core socket uses the same layout so one codec serves both hops.
  */
 export function encodeFrame(message: unknown, maxBytes: number): Buffer {
-  const body = Buffer.from(JSON.stringify(message), "utf8");
+  return encodeJsonFrame(JSON.stringify(message), maxBytes);
+}
+
+/** Frames text that is already JSON (e.g. a chunk produced by splitIntoChunks). */
+export function encodeJsonFrame(json: string, maxBytes: number): Buffer {
+  const body = Buffer.from(json, "utf8");
   if (body.byteLength > maxBytes) {
     throw new PedelecError("MESSAGE_TOO_LARGE", `message of ${body.byteLength} bytes exceeds the ${maxBytes}-byte limit`);
   }
