@@ -183,7 +183,16 @@ export async function openSdkPage(environment: E2eEnvironment, baseUrl = environ
  * for `origin`.
  */
 export async function answerApproval(context: BrowserContext, origin: string, choice: "approve" | "reject"): Promise<void> {
-  const isPopup = (page: Page): boolean => page.url().includes("/popup.html");
-  const popup = context.pages().find(isPopup) ?? (await context.waitForEvent("page", { predicate: isPopup, timeout: 15_000 }));
-  await popup.locator(`button[data-action="${choice}"][data-origin="${origin}"]`).click({ timeout: 15_000 });
+  const isPopup = (page: Page): boolean => page.url().includes("/popup.html") && !page.isClosed();
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    // The newest popup first: an older one may still be open, showing this question too, while it closes itself.
+    const popup = context.pages().filter(isPopup).at(-1) ?? (await context.waitForEvent("page", { predicate: isPopup, timeout: 15_000 }));
+    try {
+      await popup.locator(`button[data-action="${choice}"][data-origin="${origin}"]`).click({ timeout: Math.max(1, deadline - Date.now()) });
+      return;
+    } catch (error) {
+      if (!popup.isClosed() || Date.now() > deadline) throw error;
+    }
+  }
 }

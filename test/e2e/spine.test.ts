@@ -1,3 +1,5 @@
+import { access } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { answerApproval, corePidOf, openSdkPage, processesWorkingIn, setUpE2e, type E2eEnvironment } from "./harness.js";
 import { attempt, installRecorder, logOf } from "./page-scripts.js";
@@ -180,13 +182,15 @@ describe("the spine in real Chromium", () => {
 
   it("fails the turn with CORE_RUNTIME_UNAVAILABLE when Core is killed mid-turn, instead of hanging", async () => {
     environment = await setUpE2e({ startCore: true });
-    const { page } = await approvedSession(environment);
+    const { page, workspace } = await approvedSession(environment);
     await page.evaluate(() => {
       const w = window as any;
       w.pendingTurn = w.send("hang");
     });
-    // The agent is at work (its process runs in the session workspace) when Core dies.
-    await expect.poll(async () => (await standInProcessesIn(environment!.home)).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    // The agent is at work and has spoken (a CLI that is killed before its first write dies of EPIPE on its own).
+    await expect
+      .poll(() => access(join(workspace.path, ".stand-in-hanging")).then(() => true, () => false), { timeout: 10_000 })
+      .toBe(true);
     process.kill(await corePidOf(environment), "SIGKILL");
     const result = await page.evaluate(() => (window as any).pendingTurn);
     expect(result).toMatchObject({ ok: false, code: "CORE_RUNTIME_UNAVAILABLE" });
