@@ -1,24 +1,44 @@
 import type { Socket } from "node:net";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { MAX_CORE_FRAME_BYTES, coreRequestFrameSchema, type CoreRequestFrame, type CoreServerFrame } from "@pedelec/protocol/core-wire";
+import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { PendingFrameBytes } from "./connection-limits.js";
 import { log } from "./logger.js";
+
+export interface ClientConnectionOptions {
+  /** How long a frame may take from its first byte to its last. */
+  incompleteFrameTimeoutMs: number;
+  /** Shared by all of Core's connections: what their unfinished frames hold together. */
+  pendingFrameBytes: PendingFrameBytes;
+}
 
 /**
  * One client of Core (a native host, a pedelec-cli run, the pedelec command): frames in, frames out, and the
- * sessions it follows. A malformed frame closes this connection only.
+ * sessions it follows. A malformed frame, or a frame left unfinished too long, closes this connection only; a
+ * request that is well framed but invalid (a wrong shape, a payload nested too deep) gets an INVALID_INPUT answer
+ * and the connection lives on.
  */
 export class CoreClientConnection {
   readonly subscriptions = new Set<string>();
   readonly #decoder = new FrameDecoder(MAX_CORE_FRAME_BYTES);
   readonly #closed = new AbortController();
+  /** What this connection's unfinished frame adds to the shared total right now. */
+  #heldBytes = 0;
+  #frameTimer: NodeJS.Timeout | undefined;
+  /** Set once Core has given up on this client; bytes that still arrive are ignored. */
+  #refused = false;
 
   constructor(
     private readonly socket: Socket,
     private readonly onRequest: (connection: CoreClientConnection, frame: CoreRequestFrame) => void,
+    private readonly options: ClientConnectionOptions,
   ) {
     socket.on("data", (chunk: Buffer) => this.#onData(chunk));
-    socket.on("close", () => this.#closed.abort(new PedelecError("IPC_UNAVAILABLE", "the client disconnected")));
+    socket.on("close", () => {
+      this.#release();
+      this.#closed.abort(new PedelecError("IPC_UNAVAILABLE", "the client disconnected"));
+    });
     socket.on("error", (error) => log("warn", "client socket error", { error: error.message }));
   }
 
@@ -43,36 +63,80 @@ export class CoreClientConnection {
     this.socket.write(bytes);
   }
 
-  close(): void {
-    this.socket.destroy();
-  }
-
-  #fatal(error: PedelecError): void {
+  /** Tells the client why with a fatal frame, then closes: the stream is broken or the client is over a limit. */
+  refuse(error: PedelecError): void {
+    if (this.#refused) return;
+    this.#refused = true;
+    this.#release();
     this.send({ kind: "fatal", error: error.toWire() });
     this.socket.end();
     this.socket.destroySoon();
   }
 
+  close(): void {
+    this.socket.destroy();
+  }
+
   #onData(chunk: Buffer): void {
-    for (const decoded of this.#decoder.push(chunk)) {
+    if (this.#refused) return;
+    const decodedFrames = this.#decoder.push(chunk);
+    for (const decoded of decodedFrames) {
       if (!decoded.ok) {
-        this.#fatal(decoded.error);
+        this.refuse(decoded.error);
         return;
       }
-      const parsed = coreRequestFrameSchema.safeParse(decoded.message);
-      if (parsed.success) {
-        this.onRequest(this, parsed.data);
-        continue;
-      }
-      // A frame with a usable id gets an answer and the connection lives on; anything else cannot be answered.
-      const id = (decoded.message as { id?: unknown } | null)?.id;
-      const error = new PedelecError("INVALID_INPUT", "the frame does not match the Core protocol", parsed.error.issues);
-      if (typeof id === "string" && id.length > 0 && id.length <= 128) {
-        this.send({ kind: "response", id, ok: false, error: error.toWire() });
-      } else {
-        this.#fatal(error);
-        return;
-      }
+      this.#handle(decoded.message);
+      if (this.#refused) return;
     }
+    this.#trackUnfinishedFrame(decodedFrames.length > 0);
+  }
+
+  #handle(message: unknown): void {
+    // The frame schema bounds the payload's depth and size before anything walks it recursively.
+    const parsed = coreRequestFrameSchema.safeParse(message);
+    if (parsed.success) {
+      this.onRequest(this, parsed.data);
+      return;
+    }
+    // A frame with a usable id gets an answer and the connection lives on; anything else cannot be answered.
+    const id = (message as { id?: unknown } | null)?.id;
+    const summary = summarizeIssues(parsed.error.issues);
+    const error = new PedelecError("INVALID_INPUT", `the frame does not match the Core protocol: ${summary.message}`, summary.details);
+    if (typeof id === "string" && id.length > 0 && id.length <= 128) {
+      this.send({ kind: "response", id, ok: false, error: error.toWire() });
+    } else {
+      this.refuse(error);
+    }
+  }
+
+  /** Counts the unfinished frame in the shared total and gives it a deadline, renewed whenever a frame completes. */
+  #trackUnfinishedFrame(completedAFrame: boolean): void {
+    const held = this.#decoder.pendingBytes;
+    const withinLimit = this.options.pendingFrameBytes.change(held - this.#heldBytes);
+    this.#heldBytes = held;
+    if (!withinLimit) {
+      const limit = this.options.pendingFrameBytes.limit;
+      this.refuse(new PedelecError("IPC_UNAVAILABLE", `Core is already holding ${limit} bytes of unfinished frames; try again shortly`));
+      return;
+    }
+    if (held === 0 || completedAFrame) {
+      clearTimeout(this.#frameTimer);
+      this.#frameTimer = undefined;
+    }
+    if (held > 0 && this.#frameTimer === undefined) {
+      const timeoutMs = this.options.incompleteFrameTimeoutMs;
+      this.#frameTimer = setTimeout(() => {
+        log("warn", "closed a connection that left a frame unfinished", { timeoutMs, heldBytes: this.#heldBytes });
+        this.refuse(new PedelecError("IPC_UNAVAILABLE", `a frame was left unfinished for ${timeoutMs} ms; closing the connection`));
+      }, timeoutMs);
+      this.#frameTimer.unref();
+    }
+  }
+
+  #release(): void {
+    clearTimeout(this.#frameTimer);
+    this.#frameTimer = undefined;
+    this.options.pendingFrameBytes.change(-this.#heldBytes);
+    this.#heldBytes = 0;
   }
 }

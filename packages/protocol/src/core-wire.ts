@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { wirePayloadSchema } from "./bounded-json-schema.js";
 import { wireErrorSchema } from "./pedelec-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
 import { pageOriginSchema } from "./origin.js";
@@ -14,7 +15,8 @@ export const coreRequestFrameSchema = z.strictObject({
   type: z.string().min(1).max(64),
   /** The page origin the extension stamped; present exactly for requests that came from a page. */
   origin: pageOriginSchema.optional(),
-  payload: z.unknown(),
+  /** Bounded before any recursive schema sees it (MAX_WIRE_JSON_DEPTH, MAX_JSON_NODES). */
+  payload: wirePayloadSchema,
 });
 export type CoreRequestFrame = z.infer<typeof coreRequestFrameSchema>;
 

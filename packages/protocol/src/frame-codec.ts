@@ -1,4 +1,9 @@
+import { ByteQueue } from "./byte-queue.js";
+import { clipText } from "./issue-summary.js";
 import { PedelecError } from "./pedelec-error.js";
+
+// `fatal` makes invalid UTF-8 an error instead of U+FFFD; `ignoreBOM` keeps a byte-order mark, which JSON then refuses.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Length-prefixed JSON frames over a byte stream (Node only). Chrome Native Messaging uses a 4-byte
@@ -10,62 +15,76 @@ export function encodeFrame(message: unknown, maxBytes: number): Buffer {
 
 /** Frames text that is already JSON (e.g. a chunk produced by splitIntoChunks). */
 export function encodeJsonFrame(json: string, maxBytes: number): Buffer {
-  const body = Buffer.from(json, "utf8");
-  if (body.byteLength > maxBytes) {
-    throw new PedelecError("MESSAGE_TOO_LARGE", `message of ${body.byteLength} bytes exceeds the ${maxBytes}-byte limit`);
+  const bodyLength = Buffer.byteLength(json, "utf8");
+  if (bodyLength > maxBytes) {
+    throw new PedelecError("MESSAGE_TOO_LARGE", `message of ${bodyLength} bytes exceeds the ${maxBytes}-byte limit`);
   }
-  const header = Buffer.allocUnsafe(4);
-  header.writeUInt32LE(body.byteLength, 0);
-  return Buffer.concat([header, body]);
+  // Header and body in one allocation: a large message is not copied a second time.
+  const frame = Buffer.allocUnsafe(4 + bodyLength);
+  frame.writeUInt32LE(bodyLength, 0);
+  frame.write(json, 4, "utf8");
+  return frame;
 }
 
 export type DecodedFrame = { ok: true; message: unknown } | { ok: false; error: PedelecError };
 
 /**
- * Incremental decoder: push bytes as they arrive, get whole frames back. An oversized length or a body that
- * is not JSON yields an error entry; after an error the stream cannot be trusted, so the decoder stops.
+ * Incremental decoder: push bytes as they arrive, get whole frames back. Received bytes are queued as chunks and
+ * joined once, when a frame is complete, so decoding is linear in the bytes received however they are split. A
+ * declared length over the limit is refused as soon as the 4-byte header is read, before any of the body arrives.
+ * A body must be valid UTF-8 (never patched with U+FFFD) and JSON. After an error the stream cannot be trusted,
+ * so the decoder drops what it holds and stops.
  */
 export class FrameDecoder {
-  #buffer: Buffer = Buffer.alloc(0);
+  readonly #queue = new ByteQueue();
+  /** Body length of the frame being read, once its header is in. */
+  #bodyLength: number | undefined;
   #failed = false;
 
   constructor(private readonly maxBytes: number) {}
 
   push(chunk: Buffer): DecodedFrame[] {
     if (this.#failed) return [];
-    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+    this.#queue.push(chunk);
     const frames: DecodedFrame[] = [];
-    while (this.#buffer.length >= 4) {
-      const length = this.#buffer.readUInt32LE(0);
-      if (length > this.maxBytes) {
-        this.#fail();
-        frames.push({
-          ok: false,
-          error: new PedelecError("MESSAGE_TOO_LARGE", `frame of ${length} bytes exceeds the ${this.maxBytes}-byte limit`),
-        });
-        return frames;
+    for (;;) {
+      if (this.#bodyLength === undefined) {
+        if (this.#queue.length < 4) break;
+        const length = this.#queue.take(4).readUInt32LE(0);
+        if (length > this.maxBytes) {
+          return this.#fail(frames, new PedelecError("MESSAGE_TOO_LARGE", `frame of ${length} bytes exceeds the ${this.maxBytes}-byte limit`));
+        }
+        this.#bodyLength = length;
       }
-      if (this.#buffer.length < 4 + length) break;
-      const body = this.#buffer.subarray(4, 4 + length);
-      this.#buffer = this.#buffer.subarray(4 + length);
+      if (this.#queue.length < this.#bodyLength) break;
+      const body = this.#queue.take(this.#bodyLength);
+      this.#bodyLength = undefined;
+      let text: string;
       try {
-        frames.push({ ok: true, message: JSON.parse(body.toString("utf8")) as unknown });
-      } catch {
-        this.#fail();
-        frames.push({ ok: false, error: new PedelecError("INVALID_INPUT", "frame body is not valid UTF-8 JSON") });
-        return frames;
+        text = utf8.decode(body);
+      } catch (error) {
+        return this.#fail(frames, new PedelecError("INVALID_INPUT", `frame body is not valid UTF-8: ${(error as Error).message}`));
+      }
+      try {
+        frames.push({ ok: true, message: JSON.parse(text) as unknown });
+      } catch (error) {
+        // V8 quotes at most a few characters of the input here, so the message stays short.
+        return this.#fail(frames, new PedelecError("INVALID_INPUT", `frame body is not JSON: ${clipText((error as Error).message, 120)}`));
       }
     }
     return frames;
   }
 
-  /** Bytes of an unfinished frame still buffered (non-zero at EOF means the peer cut a frame short). */
+  /** Bytes of an unfinished frame held so far, header included (non-zero at EOF means the peer cut a frame short). */
   get pendingBytes(): number {
-    return this.#buffer.length;
+    return this.#queue.length + (this.#bodyLength === undefined ? 0 : 4);
   }
 
-  #fail(): void {
+  #fail(frames: DecodedFrame[], error: PedelecError): DecodedFrame[] {
     this.#failed = true;
-    this.#buffer = Buffer.alloc(0);
+    this.#queue.clear();
+    this.#bodyLength = undefined;
+    frames.push({ ok: false, error });
+    return frames;
   }
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { wirePayloadSchema } from "./bounded-json-schema.js";
 import { sessionRequestSchemas, type SessionRequestType } from "./requests.js";
 import { wireErrorSchema } from "./pedelec-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
@@ -56,7 +57,8 @@ export const requestIdSchema = z.string().min(1).max(128);
 export const pageRequestSchema = z.strictObject({
   id: requestIdSchema,
   type: z.string().min(1).max(64),
-  payload: z.unknown(),
+  /** Bounded before any recursive schema sees it (MAX_WIRE_JSON_DEPTH, MAX_JSON_NODES). */
+  payload: wirePayloadSchema,
 });
 export type PageRequest = z.infer<typeof pageRequestSchema>;
 

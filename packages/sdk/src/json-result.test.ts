@@ -53,6 +53,19 @@ describe("toJsonResult", () => {
     });
   }
 
+  it("accepts exactly what Core accepts: 64 levels and a million values, not one more", () => {
+    const nest = (levels: number): unknown => {
+      let value: unknown = 1;
+      for (let level = 0; level < levels; level += 1) value = [value];
+      return value;
+    };
+    expect(toJsonResult(nest(64)).ok).toBe(true);
+    const tooDeep = toJsonResult(nest(65));
+    expect(tooDeep).toMatchObject({ ok: false, reason: expect.stringMatching(/nested more than 64 levels/) });
+    expect(toJsonResult(new Array(999_999).fill(0)).ok).toBe(true);
+    expect(toJsonResult(new Array(1_000_000).fill(0))).toMatchObject({ ok: false, reason: expect.stringMatching(/more than 1000000 values/) });
+  });
+
   it("refuses values nested too deeply instead of overflowing the stack", () => {
     let deep: unknown = 1;
     for (let level = 0; level < 10_000; level += 1) deep = [deep];

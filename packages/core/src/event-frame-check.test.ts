@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { MAX_CORE_FRAME_BYTES } from "@pedelec/protocol/core-wire";
+import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { eventFrameProblem } from "./event-frame-check.js";
+import type { ProviderAdapter } from "./providers/provider-adapter.js";
+import { Session, type SessionSetup } from "./session.js";
+import { issueThreadCapability } from "./thread-capability.js";
+import { ToolRegistry } from "./tool-registry.js";
+
+function envelopeWith(text: string): SessionEventEnvelope {
+  return {
+    type: "event",
+    sessionId: "session-0001",
+    seq: 1,
+    emittedAt: new Date(0).toISOString(),
+    event: { type: "chat-completed", turnId: "t1", messageId: "m1", text },
+  };
+}
+
+describe("eventFrameProblem", () => {
+  it("accepts an event that fits one Core frame and names why a larger one does not", () => {
+    expect(eventFrameProblem(envelopeWith("hello"))).toBeUndefined();
+    expect(eventFrameProblem(envelopeWith("x".repeat(MAX_CORE_FRAME_BYTES)))).toMatch(/takes \d+ bytes and a frame holds 16777216/);
+  });
+
+  it("names a value JSON.stringify cannot write out", () => {
+    let deep: unknown = 1;
+    for (let level = 0; level < 100_000; level += 1) deep = [deep];
+    const envelope = envelopeWith("");
+    envelope.event = { type: "tool-call-requested", turnId: "t1", toolRequestId: "r1", toolName: "x", args: deep as never, timeoutMs: 1 };
+    expect(eventFrameProblem(envelope)).toMatch(/cannot be written as JSON/);
+  });
+});
+
+describe("Session event sequence", () => {
+  it("sends an error in place of an event too large to send, so seq has no gap", async () => {
+    const published: SessionEventEnvelope[] = [];
+    const adapter = {
+      runTurn: async (_request: unknown, onEvent: (event: unknown) => void) => {
+        onEvent({ type: "message-completed", messageId: "m1", text: "x".repeat(MAX_CORE_FRAME_BYTES + 1) });
+        onEvent({ type: "message-completed", messageId: "m2", text: "still here" });
+        return { ok: true };
+      },
+    } as unknown as ProviderAdapter;
+    const setup = {
+      id: "session-0001",
+      origin: "http://127.0.0.1:4000",
+      provider: "claude",
+      adapter,
+      executablePath: "/bin/true",
+      effortLevel: "medium",
+      effortArgv: [],
+      model: null,
+      guidance: "",
+      tools: new ToolRegistry([]),
+      workspace: { path: "/tmp", managed: false },
+      access: "sandbox",
+      autoEndOnDisconnect: true,
+      capability: issueThreadCapability(),
+      binDir: "/tmp",
+      home: "/tmp",
+      baseEnv: {},
+      providerIdleTimeoutMs: 60_000,
+      unfollowedTurnGraceMs: 60_000,
+      processLedger: { record: async () => undefined, forget: async () => undefined },
+      publish: (envelope: SessionEventEnvelope) => published.push(envelope),
+    } as unknown as SessionSetup;
+    const session = new Session(setup);
+    session.startTurn("t1", "hi");
+    await expect.poll(() => published.some((envelope) => envelope.event.type === "turn-completed")).toBe(true);
+    expect(published.map((envelope) => envelope.seq)).toEqual(published.map((_, index) => index + 1));
+    const types = published.map((envelope) => envelope.event.type);
+    expect(types).toEqual(["turn-started", "status-changed", "error-reported", "chat-completed", "turn-completed", "status-changed"]);
+    expect(published[2]?.event).toMatchObject({ turnId: "t1", error: { code: "MESSAGE_TOO_LARGE", message: expect.stringContaining("chat-completed") as string } });
+    expect(session.info().lastSeq).toBe(published.length);
+  });
+});
