@@ -12,22 +12,30 @@ export interface LocatedProvider {
   executablePath: string;
 }
 
-/** Finds a provider's executable (PEDELEC_PROVIDER_PATH first) and checks it answers, with a short cache. */
+/**
+ * Finds a provider's executable (PEDELEC_PROVIDER_PATH first) and checks it answers. One probe per provider is in
+ * flight at a time and every caller meanwhile shares its answer (a burst of createSession must not start a burst of
+ * `--version` processes, which then time out on a busy machine); a conclusive answer is cached briefly, a probe that
+ * could not finish is asked again and never cached.
+ */
 export class ProviderLocator {
-  readonly #cache = new Map<ProviderCode, { at: number; discovery: ProviderDiscovery }>();
+  // Keyed by provider and configured path, so a changed setting is seen at once.
+  readonly #cache = new Map<string, { at: number; discovery: ProviderDiscovery }>();
+  readonly #inFlight = new Map<string, Promise<ProviderDiscovery>>();
 
   constructor(
     private readonly providers: ProviderRegistry,
     private readonly env: NodeJS.ProcessEnv,
   ) {}
 
-  async locate(provider: ProviderCode, isDefault: boolean): Promise<LocatedProvider> {
+  /** `configuredPath`: settings `providers.<code>.path`, where `pedelec install` found the executable. */
+  async locate(provider: ProviderCode, isDefault: boolean, configuredPath?: string): Promise<LocatedProvider> {
     const unavailable = isDefault ? "DEFAULT_PROVIDER_UNAVAILABLE" : "PROVIDER_UNAVAILABLE";
     const adapter = this.providers.get(provider);
     if (!adapter) {
       throw new PedelecError(unavailable, `the ${provider} provider is not supported by this version of Pedelec`);
     }
-    const discovery = await this.#discover(adapter);
+    const discovery = await this.#discover(adapter, configuredPath);
     if (!discovery.available || discovery.executablePath === null) {
       throw new PedelecError(unavailable, discovery.error ?? `${adapter.displayName} is not available`, {
         provider,
@@ -37,11 +45,25 @@ export class ProviderLocator {
     return { adapter, executablePath: discovery.executablePath };
   }
 
-  async #discover(adapter: ProviderAdapter): Promise<ProviderDiscovery> {
-    const cached = this.#cache.get(adapter.code);
-    if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.discovery;
-    const discovery = await discoverProvider(adapter, this.env, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS));
-    this.#cache.set(adapter.code, { at: Date.now(), discovery });
+  #discover(adapter: ProviderAdapter, configuredPath: string | undefined): Promise<ProviderDiscovery> {
+    const key = `${adapter.code}\0${configuredPath ?? ""}`;
+    const cached = this.#cache.get(key);
+    if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return Promise.resolve(cached.discovery);
+    let probe = this.#inFlight.get(key);
+    if (!probe) {
+      probe = this.#probe(adapter, configuredPath, key).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, probe);
+    }
+    return probe;
+  }
+
+  async #probe(adapter: ProviderAdapter, configuredPath: string | undefined, key: string): Promise<ProviderDiscovery> {
+    const discover = () => discoverProvider(adapter, this.env, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS), configuredPath);
+    let discovery = await discover();
+    // A probe that could not finish says nothing about the provider: ask once more before answering the waiters.
+    if (discovery.transient) discovery = await discover();
+    // Cached before the in-flight entry goes, so no caller falls between the two and starts a probe of its own.
+    if (!discovery.transient) this.#cache.set(key, { at: Date.now(), discovery });
     return discovery;
   }
 }

@@ -1,4 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { clipText, MAX_ISSUE_MESSAGE_LENGTH, MAX_REPORTED_ISSUES } from "@pedelec/protocol/issue-summary";
+import { checkJsonLimits, describeJsonPath, JSON_VALUE_LIMITS, MAX_TOOL_ARGS_BYTES } from "@pedelec/protocol/json-limits";
+import { linearRegExp } from "@pedelec/protocol/linear-regex";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { DEFAULT_TOOL_TIMEOUT_MS, type ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import type { JsonValue } from "@pedelec/protocol/domain";
@@ -17,7 +20,8 @@ export class ToolRegistry {
 
   constructor(entries: readonly ToolManifestEntry[]) {
     // One Ajv per registry: schemas are per session, and strict mode turns any unsupported keyword into an error.
-    const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
+    // Patterns come from the page and run on Core's only thread: a linear-time engine, never a backtracking RegExp.
+    const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, code: { regExp: linearRegExp } });
     for (const entry of entries) {
       let validate: ValidateFunction;
       try {
@@ -52,21 +56,35 @@ export class ToolRegistry {
     return tool;
   }
 
-  /** Parses the agent's JSON text and checks it against the tool's schema. */
+  /**
+   * Parses the agent's JSON text, holds it to the JSON limits (MAX_JSON_DEPTH, MAX_JSON_NODES, MAX_TOOL_ARGS_BYTES)
+   * so the event that carries it to the page can always be sent, and checks it against the tool's schema.
+   */
   parseArgs(name: string, argsJson: string): JsonValue {
     const tool = this.get(name);
     let args: JsonValue;
     try {
       args = JSON.parse(argsJson) as JsonValue;
     } catch (error) {
-      throw new PedelecError("TOOL_ARGS_INVALID", `arguments for ${name} are not valid JSON: ${(error as Error).message}`);
+      throw new PedelecError("TOOL_ARGS_INVALID", `arguments for ${name} are not valid JSON: ${clipText((error as Error).message, 120)}`);
+    }
+    const limits = checkJsonLimits(args, JSON_VALUE_LIMITS);
+    if (!limits.ok) {
+      throw new PedelecError("TOOL_ARGS_INVALID", `arguments for ${name} are refused: the value at ${describeJsonPath(limits.path)} ${limits.message}`);
+    }
+    // Written out again the arguments can outgrow the agent's text (1e20 becomes 21 digits).
+    const bytes = Buffer.byteLength(JSON.stringify(args));
+    if (bytes > MAX_TOOL_ARGS_BYTES) {
+      throw new PedelecError("TOOL_ARGS_INVALID", `arguments for ${name} take ${bytes} bytes as JSON; the limit is ${MAX_TOOL_ARGS_BYTES}`);
     }
     if (!tool.validate(args)) {
       const problems = (tool.validate.errors ?? []).map(describeProblem);
+      const shown = problems.slice(0, MAX_REPORTED_ISSUES);
+      const more = problems.length > shown.length ? ` (and ${problems.length - shown.length} more)` : "";
       throw new PedelecError(
         "TOOL_ARGS_INVALID",
-        `arguments for ${name} do not match its schema: ${problems.join("; ")}. Run tool-spec ${name} to see the schema.`,
-        { problems },
+        `arguments for ${name} do not match its schema: ${shown.join("; ")}${more}. Run tool-spec ${name} to see the schema.`,
+        { problems: shown, problemCount: problems.length },
       );
     }
     return args;
@@ -75,5 +93,5 @@ export class ToolRegistry {
 
 function describeProblem(error: ErrorObject): string {
   const where = error.instancePath === "" ? "(root)" : error.instancePath;
-  return `${where} ${error.message ?? "is invalid"}`;
+  return clipText(`${where} ${error.message ?? "is invalid"}`, MAX_ISSUE_MESSAGE_LENGTH);
 }

@@ -1,4 +1,7 @@
 import { z } from "zod";
+import { withinJsonLimits } from "./bounded-json-schema.js";
+import { checkJsonLimits } from "./json-limits.js";
+import { findUnsupportedPattern } from "./linear-regex.js";
 
 /**
  * The supported subset of JSON Schema for tool arguments. Unknown keywords are rejected so an app learns at
@@ -112,8 +115,40 @@ const objectNodeSchema: z.ZodType<ObjectSchemaNode> = z.lazy(() =>
     ),
 );
 
-/** The root of a tool's argsSchema is always an object schema. */
+/**
+ * The root of a tool's argsSchema is always an object schema. Its patterns are checked against the linear-time rule
+ * by skillsManifestSchema, where the tool's name and the other tools' patterns are known.
+ */
 export const toolArgsSchemaSchema = objectNodeSchema;
+
+interface PatternSite {
+  /** Where the pattern sits, from the argsSchema root, e.g. `["properties", "title", "pattern"]`. */
+  path: (string | number)[];
+  pattern: string;
+}
+
+/** Every `pattern` in an argsSchema, in document order (iterative, so nesting depth costs no stack). */
+function patternSites(argsSchema: ArgsSchemaNode): PatternSite[] {
+  const sites: PatternSite[] = [];
+  const pending: { node: ArgsSchemaNode; path: (string | number)[] }[] = [{ node: argsSchema, path: [] }];
+  while (pending.length > 0) {
+    const { node, path } = pending.pop()!;
+    const children: { node: ArgsSchemaNode; path: (string | number)[] }[] = [];
+    if ("oneOf" in node) {
+      node.oneOf.forEach((option, index) => children.push({ node: option, path: [...path, "oneOf", index] }));
+    } else if (node.type === "string" && node.pattern !== undefined) {
+      sites.push({ path: [...path, "pattern"], pattern: node.pattern });
+    } else if (node.type === "array" && node.items !== undefined) {
+      children.push({ node: node.items, path: [...path, "items"] });
+    } else if (node.type === "object") {
+      for (const [name, property] of Object.entries(node.properties ?? {})) {
+        children.push({ node: property, path: [...path, "properties", name] });
+      }
+    }
+    pending.push(...children.reverse());
+  }
+  return sites;
+}
 
 /** Tool names: start with a letter; letters, digits, `_`, `.`, `-`. */
 export const toolNameSchema = z
@@ -128,10 +163,23 @@ export const MAX_TOOL_TIMEOUT_MS = 30 * 60_000;
 export const toolManifestEntrySchema = z.strictObject({
   name: toolNameSchema,
   description: z.string().min(1).max(4000),
-  argsSchema: toolArgsSchemaSchema,
+  /** Depth-checked before the recursive node schema runs (MAX_JSON_DEPTH). */
+  argsSchema: withinJsonLimits(toolArgsSchemaSchema),
   timeoutMs: z.number().int().min(1).max(MAX_TOOL_TIMEOUT_MS).optional(),
 });
 export type ToolManifestEntry = z.infer<typeof toolManifestEntrySchema>;
+
+/** All argsSchemas of one session together hold at most this many JSON values (objects, arrays, keys' values). */
+export const MAX_MANIFEST_SCHEMA_VALUES = 10_000;
+
+function manifestSchemaValues(skills: { tools: readonly { argsSchema: unknown }[] }): number {
+  let total = 0;
+  for (const tool of skills.tools) {
+    const measured = checkJsonLimits(tool.argsSchema);
+    total += measured.ok ? measured.nodes : MAX_MANIFEST_SCHEMA_VALUES + 1;
+  }
+  return total;
+}
 
 export const skillsManifestSchema = z
   .strictObject({
@@ -141,5 +189,26 @@ export const skillsManifestSchema = z
   .refine((skills) => new Set(skills.tools.map((tool) => tool.name)).size === skills.tools.length, {
     message: "tool names must be unique within a session",
     path: ["tools"],
-  });
+  })
+  .refine((skills) => manifestSchemaValues(skills) <= MAX_MANIFEST_SCHEMA_VALUES, {
+    // Core compiles every argsSchema on its only thread at createSession; this bounds that to about a second.
+    message: `the tools' argsSchemas together may hold at most ${MAX_MANIFEST_SCHEMA_VALUES} JSON values`,
+    path: ["tools"],
+  })
+  .superRefine(
+    (skills, context) => {
+      // Core runs these patterns on its only thread, so each must run in linear time (see linear-regex.ts).
+      const sites = skills.tools.flatMap((tool, index) => patternSites(tool.argsSchema).map((site) => ({ ...site, tool, index })));
+      const refused = findUnsupportedPattern(sites);
+      if (!refused) return;
+      const { tool, index, path, pattern } = refused.entry;
+      context.addIssue({
+        code: "custom",
+        path: ["tools", index],
+        message: `tool ${tool.name}: ${["argsSchema", ...path].join(".")} ${JSON.stringify(pattern)} is not supported: ${refused.reason}`,
+      });
+    },
+    // Only once everything else is valid: no compile work for a manifest that is refused anyway, one message per pattern.
+    { when: (payload) => payload.issues.length === 0 },
+  );
 export type SkillsManifest = z.infer<typeof skillsManifestSchema>;

@@ -10,6 +10,11 @@ export interface ProviderDiscovery {
   version: string | null;
   /** Human reason when unavailable: not installed / not on PATH / not signed in. */
   error: string | null;
+  /**
+   * True when the probe could not finish (no answer in time, cancelled, no process slot): a fact about this
+   * machine's load at that moment, not about the provider, so it is worth asking again and never cached.
+   */
+  transient?: boolean;
 }
 
 /** Capabilities a provider lacks are visible here instead of being hidden behind flags. */

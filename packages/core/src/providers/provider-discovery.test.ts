@@ -111,17 +111,33 @@ describe("probeVersion", () => {
     expect(discovery.error).toMatch(/^claude --version failed: .*ENOENT/);
   });
 
-  it("stops waiting when cancelled", async () => {
+  it("stops waiting when cancelled, and marks the answer transient", async () => {
     const bin = await script(root, "claude", "exec sleep 30");
     const controller = new AbortController();
     const probing = probeVersion(bin, controller.signal);
     setTimeout(() => controller.abort(), 50);
-    expect(await probing).toMatchObject({ available: false, error: "claude --version was cancelled" });
+    expect(await probing).toMatchObject({ available: false, error: "claude --version was cancelled", transient: true });
+  });
+
+  it("marks a probe that timed out as transient: it says nothing about the provider", async () => {
+    const bin = await script(root, "claude", "exec sleep 30");
+    expect(await probeVersion(bin, never, undefined, 100)).toMatchObject({
+      available: false,
+      error: "claude --version failed: no answer within 0.1 s",
+      transient: true,
+    });
+  });
+
+  it("does not mark a conclusive failure as transient", async () => {
+    const failing = await script(root, "claude", "exit 2");
+    expect((await probeVersion(failing, never)).transient).toBeUndefined();
+    expect((await probeVersion(path.join(root, "missing"), never)).transient).toBeUndefined();
   });
 });
 
 describe("discoverProvider", () => {
   const adapter = {
+    code: "claude",
     programName: "claude",
     discover: (executablePath: string, signal: AbortSignal) => probeVersion(executablePath, signal),
   } as unknown as ProviderAdapter;
@@ -136,5 +152,28 @@ describe("discoverProvider", () => {
     const bin = await script(path.join(root, "bin"), "claude", "echo 3.4.5");
     const discovery = await discoverProvider(adapter, { PEDELEC_PROVIDER_PATH: path.join(root, "bin"), HOME: root }, never);
     expect(discovery).toEqual({ available: true, executablePath: bin, version: "3.4.5", error: null });
+  });
+
+  it("uses the configured path when the CLI is on no search directory (a Core the browser started)", async () => {
+    const configured = await script(path.join(root, "installed"), "claude", "echo 3.4.5");
+    const discovery = await discoverProvider(adapter, { PATH: path.join(root, "empty"), HOME: root }, never, configured);
+    expect(discovery).toMatchObject({ available: true, executablePath: configured });
+  });
+
+  it("lets PEDELEC_PROVIDER_PATH override the configured path, and the configured path win over PATH", async () => {
+    const override = await script(path.join(root, "override"), "claude", "echo 1.0.0");
+    const configured = await script(path.join(root, "installed"), "claude", "echo 2.0.0");
+    await script(path.join(root, "on-path"), "claude", "echo 3.0.0");
+    const env = { PATH: path.join(root, "on-path"), HOME: root };
+    expect(await discoverProvider(adapter, { ...env, PEDELEC_PROVIDER_PATH: path.join(root, "override") }, never, configured)).toMatchObject({
+      executablePath: override,
+    });
+    expect(await discoverProvider(adapter, env, never, configured)).toMatchObject({ executablePath: configured, version: "2.0.0" });
+  });
+
+  it("says which setting to fix when the configured path is not an executable file", async () => {
+    const discovery = await discoverProvider(adapter, { PATH: path.join(root, "empty"), HOME: root }, never, path.join(root, "gone", "claude"));
+    expect(discovery).toMatchObject({ available: false, executablePath: null });
+    expect(discovery.error).toContain("settings providers.claude.path");
   });
 });

@@ -15,12 +15,12 @@ const FALLBACK_DIRECTORIES = ["~/.local/bin", "/usr/local/bin", "/opt/homebrew/b
  * point at a specific build), then `PATH`, then common install folders. Relative entries are dropped:
  * they would depend on whatever the daemon's working directory happens to be.
  */
-export function providerSearchPath(env: Record<string, string | undefined>): string[] {
+export function providerSearchPath(env: Record<string, string | undefined>, withFallbacks = true): string[] {
   const home = env.HOME || homedir();
   const candidates = [
     ...splitPathList(env.PEDELEC_PROVIDER_PATH),
     ...splitPathList(env.PATH),
-    ...FALLBACK_DIRECTORIES.map((directory) =>
+    ...(withFallbacks ? FALLBACK_DIRECTORIES : []).map((directory) =>
       directory.startsWith("~/") ? path.join(home, directory.slice(2)) : directory,
     ),
   ];
@@ -66,21 +66,27 @@ async function isExecutableFile(candidate: string): Promise<boolean> {
   }
 }
 
+/** Spawn failures that mean "the machine is busy", not "the executable is broken". */
+const TRANSIENT_SPAWN_ERRORS = new Set(["EAGAIN", "EMFILE", "ENFILE", "ENOMEM"]);
+
 /** A dotted version number such as `2.1.332` or `0.61`. */
 const VERSION_PATTERN = /\b(\d+\.\d+(?:\.\d+)*)\b/;
 
 /**
  * Runs `<bin> --version` (5 s limit). Available only when it exits 0 and prints a dotted version number.
+ * A probe that could not finish (timeout, cancellation, no process slot) is marked `transient`.
  * `env` defaults to Core's own environment.
  */
 export async function probeVersion(
   executablePath: string,
   signal: AbortSignal,
   env: Record<string, string> = inheritedEnvironment(),
+  timeoutMs = VERSION_PROBE_TIMEOUT_MS,
 ): Promise<ProviderDiscovery> {
   const name = path.basename(executablePath);
   const unavailable = (error: string): ProviderDiscovery => ({ available: false, executablePath, version: null, error });
-  const timeout = AbortSignal.timeout(VERSION_PROBE_TIMEOUT_MS);
+  const inconclusive = (error: string): ProviderDiscovery => ({ ...unavailable(error), transient: true });
+  const timeout = AbortSignal.timeout(timeoutMs);
   const stdoutLines: string[] = [];
   const run = await runProviderProcess({
     executablePath,
@@ -95,9 +101,12 @@ export async function probeVersion(
     maxStderrBytes: 8 * 1024,
     killGraceMs: 500,
   });
-  if (signal.aborted) return unavailable(`${name} --version was cancelled`);
-  if (timeout.aborted) return unavailable(`${name} --version failed: no answer within ${VERSION_PROBE_TIMEOUT_MS / 1000} s`);
-  if (run.spawnError) return unavailable(`${name} --version failed: ${run.spawnError.message}`);
+  if (signal.aborted) return inconclusive(`${name} --version was cancelled`);
+  if (timeout.aborted) return inconclusive(`${name} --version failed: no answer within ${timeoutMs / 1000} s`);
+  if (run.spawnError) {
+    const error = `${name} --version failed: ${run.spawnError.message}`;
+    return TRANSIENT_SPAWN_ERRORS.has(run.spawnError.code) ? inconclusive(error) : unavailable(error);
+  }
   if (run.exitCode !== 0) {
     const reason = firstLine(run.stderr) || firstLine(stdoutLines.join("\n"));
     const status = run.exitCode === null ? `killed by ${run.signal ?? "a signal"}` : `exit code ${run.exitCode}`;
@@ -128,13 +137,29 @@ export function notInstalledDiscovery(programName: string): ProviderDiscovery {
   };
 }
 
-/** Finds the adapter's executable on the provider search path and lets the adapter probe it. */
+/**
+ * Finds the adapter's executable and lets the adapter probe it. Order: `PEDELEC_PROVIDER_PATH` (an override), then
+ * `configuredPath` (settings `providers.<code>.path`, recorded by `pedelec install`), then the rest of the search path.
+ */
 export async function discoverProvider(
   adapter: ProviderAdapter,
   env: Record<string, string | undefined>,
   signal: AbortSignal,
+  configuredPath?: string,
 ): Promise<ProviderDiscovery> {
-  const executablePath = await findExecutable(adapter.programName, providerSearchPath(env));
+  let executablePath = await findExecutable(adapter.programName, providerSearchPath({ PEDELEC_PROVIDER_PATH: env.PEDELEC_PROVIDER_PATH }, false));
+  if (executablePath === null && configuredPath !== undefined) {
+    if (!(await isExecutableFile(configuredPath))) {
+      return {
+        available: false,
+        executablePath: null,
+        version: null,
+        error: `${adapter.programName} is configured at ${configuredPath} (settings providers.${adapter.code}.path), but that is not an executable file`,
+      };
+    }
+    executablePath = configuredPath;
+  }
+  executablePath ??= await findExecutable(adapter.programName, providerSearchPath(env));
   if (executablePath === null) return notInstalledDiscovery(adapter.programName);
   return adapter.discover(executablePath, signal);
 }
