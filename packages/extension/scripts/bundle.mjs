@@ -1,4 +1,4 @@
-// Builds the unpacked extension into dist/: the two entry points bundled with esbuild, plus the static files.
+// Builds the unpacked extension into dist/: the three entry points bundled with esbuild, plus the static files.
 import { copyFile, mkdir, readdir, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,13 +18,13 @@ for (const entry of await readdir(outDir)) {
 await buildBrowserBundle({
   ...browserBundleBase(),
   absWorkingDir: packageDir,
-  entryPoints: { "service-worker": "src/service-worker.ts", popup: "src/popup.ts" },
+  entryPoints: { "service-worker": "src/service-worker.ts", popup: "src/popup.ts", options: "src/options.ts" },
   outdir: outDir,
   target: "chrome120",
   sourcemap: "linked",
 });
 
 await copyFile(join(packageDir, "static/manifest.json"), join(outDir, "manifest.json"));
-await copyFile(join(packageDir, "static/popup.html"), join(outDir, "popup.html"));
+for (const page of ["popup.html", "options.html"]) await copyFile(join(packageDir, "static", page), join(outDir, page));
 
 console.log(`extension bundled into ${outDir}`);

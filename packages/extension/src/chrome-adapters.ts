@@ -1,8 +1,10 @@
 import type { KeyValueStorage } from "./key-value-storage.js";
 import type { NativeChannel } from "./native-channel.js";
+import type { WindowsApi } from "./approval-window.js";
 import type { ApprovalsChanged } from "./internal-messages.js";
 
-// The only file besides the two entry points that touches `chrome.*`; everything it returns is a plain interface.
+// The service worker's only door to `chrome.*` besides its entry point; everything it returns is a plain interface.
+// (The extension's own pages reach the worker through extension-page-client.ts.)
 
 export function chromeStorageArea(area: chrome.storage.StorageArea): KeyValueStorage {
   return {
@@ -27,30 +29,39 @@ export function connectChromeNative(hostName: string): NativeChannel {
   };
 }
 
-export async function openApprovalWindow(approvalId: string, onDismissed: () => void): Promise<void> {
-  const window = await chrome.windows.create({
-    url: chrome.runtime.getURL("popup.html?request=" + encodeURIComponent(approvalId)),
-    type: "popup",
-    width: 420,
-    height: 520,
-  });
-  const windowId = window?.id;
-  if (windowId === undefined) return;
-  const onRemoved = (removedId: number): void => {
-    if (removedId !== windowId) return;
-    chrome.windows.onRemoved.removeListener(onRemoved);
-    onDismissed();
-  };
-  chrome.windows.onRemoved.addListener(onRemoved);
+/** Where the approval window points; the marker tells it apart from the toolbar popup showing the same page. */
+export function approvalWindowUrl(): string {
+  return chrome.runtime.getURL("popup.html?window=approval");
 }
 
-/** Nudges open popups to refresh. With no popup open Chrome rejects the send; that is expected. */
+export function chromeWindowsApi(): WindowsApi {
+  return {
+    async create(url) {
+      const window = await chrome.windows.create({ url, type: "popup", width: 440, height: 560, focused: true });
+      return window?.id;
+    },
+    async focus(windowId) {
+      await chrome.windows.update(windowId, { focused: true, drawAttention: true });
+    },
+    async remove(windowId) {
+      await chrome.windows.remove(windowId);
+    },
+    onRemoved: (listener) => chrome.windows.onRemoved.addListener(listener),
+    async showing(url) {
+      const contexts = await chrome.runtime.getContexts({ contextTypes: ["TAB"] });
+      const windowIds = contexts.filter((context) => context.documentUrl === url && context.windowId >= 0).map((context) => context.windowId);
+      return [...new Set(windowIds)];
+    },
+  };
+}
+
+/** Nudges open extension pages to refresh. With none open Chrome rejects the send; that is expected. */
 export function broadcastApprovalsChanged(): void {
   const message: ApprovalsChanged = { type: "approvals-changed" };
   chrome.runtime.sendMessage(message).catch(() => undefined);
 }
 
-/** True for messages from this extension's own pages (the popup), never from web pages or other extensions. */
+/** True for messages from this extension's own pages (the popup, the options page), never from web pages or other extensions. */
 export function isFromOwnExtensionPage(sender: chrome.runtime.MessageSender): boolean {
   return sender.id === chrome.runtime.id && (sender.url ?? "").startsWith(chrome.runtime.getURL(""));
 }

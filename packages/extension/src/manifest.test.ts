@@ -24,6 +24,7 @@ describe("manifest.json", () => {
       permissions: ["nativeMessaging", "storage"],
       background: { service_worker: "service-worker.js", type: "module" },
       action: { default_popup: "popup.html" },
+      options_ui: { page: "options.html", open_in_tab: true },
       externally_connectable: { matches: ["https://*/*", "http://localhost/*", "http://127.0.0.1/*"] },
     });
   });

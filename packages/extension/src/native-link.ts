@@ -99,7 +99,7 @@ export class NativeLink {
    * (the host never spoke), NATIVE_CONNECTION_CLOSED (it went away later), a `fatal` frame's error, or the
    * signal's reason.
    */
-  request(type: SessionRequestType, origin: string | undefined, payload: unknown, signal?: AbortSignal): Promise<unknown> {
+  request(type: SessionRequestType, origin: string, payload: unknown, signal?: AbortSignal): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(PedelecError.from(signal.reason, "SDK_TRANSPORT_ERROR"));
     let state: ChannelState;
     try {
@@ -108,9 +108,7 @@ export class NativeLink {
       return Promise.reject(hostUnavailable(error instanceof Error ? error.message : String(error)));
     }
     const id = this.#createRequestId();
-    const frame: ExtensionToHostMessage = origin === undefined
-      ? { kind: "request", id, type, payload }
-      : { kind: "request", id, type, origin, payload };
+    const frame: ExtensionToHostMessage = { kind: "request", id, type, origin, payload };
     return new Promise<unknown>((resolve, reject) => {
       const onAbort = (): void => {
         state.pending.delete(id);

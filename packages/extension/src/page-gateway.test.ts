@@ -4,11 +4,13 @@ import { SDK_PORT_NAME } from "@pedelec/protocol/page-wire";
 import type { ExtensionToHostMessage } from "@pedelec/protocol/native-wire";
 import { ApprovalBroker } from "./approval-broker.js";
 import { APPROVED_ORIGINS_KEY, ApprovalStore } from "./approval-store.js";
+import { SingleApprovalWindow } from "./approval-window.js";
 import type { AutoEndEntry } from "./auto-end-ledger.js";
 import { NativeLink } from "./native-link.js";
 import { PageGateway } from "./page-gateway.js";
 import type { PortSender } from "./page-port.js";
-import { FakeNativeChannel, FakeNativeHost, FakePagePort, MemoryStorage, eventEnvelope, sessionInfo } from "./testing/fakes.js";
+import { FakeNativeChannel, FakeNativeHost, FakePagePort, FakeWindows, MemoryStorage, eventEnvelope, sessionInfo } from "./testing/fakes.js";
+import { WORKSPACE_CONSENTS_KEY, WorkspaceConsentStore } from "./workspace-consent-store.js";
 
 const APP = "https://app.example";
 const waitOptions = { timeout: 2000, interval: 2 };
@@ -16,7 +18,10 @@ const waitOptions = { timeout: 2000, interval: 2 };
 interface SetupOptions {
   approved?: string[];
   approvalTimeoutMs?: number;
-  openPopup?: (approvalId: string, onDismissed: () => void) => Promise<void>;
+  /** Makes opening the approval window fail. */
+  windowFailure?: Error;
+  /** Folders already consented to, per origin. */
+  consented?: Record<string, string[]>;
   statusProbeTimeoutMs?: number;
 }
 
@@ -28,17 +33,26 @@ async function setup(options: SetupOptions = {}) {
   const storage = new MemoryStorage();
   const approvedOrigins = new ApprovalStore(storage);
   for (const origin of options.approved ?? []) await approvedOrigins.approve(origin);
-  const popups: string[] = [];
+  const consents = new WorkspaceConsentStore(storage);
+  for (const [origin, paths] of Object.entries(options.consented ?? {})) {
+    for (const path of paths) await consents.allow(origin, path);
+  }
+  const windows = new FakeWindows();
+  windows.failCreate = options.windowFailure;
   const approvals = new ApprovalBroker({
     store: approvedOrigins,
-    openPopup: options.openPopup ?? (async (approvalId) => void popups.push(approvalId)),
+    consents,
+    window: new SingleApprovalWindow(windows, "chrome-extension://pedelec/popup.html?window=approval"),
     timeoutMs: options.approvalTimeoutMs ?? 60_000,
+    withdrawGraceMs: 0,
+    closeDelayMs: 0,
   });
   const ledger: AutoEndEntry[][] = [];
   const gateway = new PageGateway({
     link,
     approvals,
     approvedOrigins,
+    consents,
     logger,
     onAutoEndSessionsChanged: (entries) => void ledger.push(entries),
     statusProbeTimeoutMs: options.statusProbeTimeoutMs ?? 0,
@@ -48,7 +62,7 @@ async function setup(options: SetupOptions = {}) {
     gateway.accept(port);
     return port;
   };
-  return { host, link, storage, approvals, gateway, popups, warnings, ledger, connect };
+  return { host, link, storage, approvals, gateway, windows, warnings, ledger, connect };
 }
 
 /** Waits for the page's answer to `id`. */
@@ -123,7 +137,7 @@ describe("PageGateway: origin", () => {
       port.fromPage({ id: "1", type: "createSession", payload: {} });
       expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "INVALID_ORIGIN" } });
     }
-    expect(context.popups).toEqual([]);
+    expect(context.windows.created).toBe(0);
     expect(context.host.channels).toHaveLength(0);
   });
 
@@ -182,7 +196,7 @@ describe("PageGateway: getApprovalStatus", () => {
     context.host.current.hello("connected");
     port.fromPage({ id: "2", type: "getApprovalStatus", payload: {} });
     expect(await responseOf(port, "2")).toMatchObject({ result: { appConnected: true } });
-    expect(context.popups).toEqual([]);
+    expect(context.windows.created).toBe(0);
   });
 
   it("probes the host for an approved origin but never for an unapproved one", async () => {
@@ -213,7 +227,7 @@ describe("PageGateway: approval", () => {
     const context = await setup();
     const port = context.connect();
     port.fromPage({ id: "c1", type: "createSession", payload: { provider: "claude" } });
-    await vi.waitFor(() => expect(context.popups).toHaveLength(1), waitOptions);
+    await vi.waitFor(() => expect(context.windows.created).toBe(1), waitOptions);
     expect(port.sent).toEqual([{ type: "request-progress", id: "c1", stage: "awaiting-approval" }]);
     expect(context.host.channels).toHaveLength(0);
 
@@ -233,7 +247,7 @@ describe("PageGateway: approval", () => {
     first.fromPage({ id: "1", type: "createSession", payload: {} });
     second.fromPage({ id: "1", type: "resumeSession", payload: { sessionId: "session-aaaa" } });
     await vi.waitFor(() => expect(second.sent).toHaveLength(1), waitOptions);
-    expect(context.popups).toHaveLength(1);
+    expect(context.windows.created).toBe(1);
     expect(context.approvals.list()).toHaveLength(1);
     await context.approvals.decide(APP, "approve");
     await hostRequest(() => context.host.current, "createSession");
@@ -244,7 +258,7 @@ describe("PageGateway: approval", () => {
     const context = await setup();
     const port = context.connect();
     port.fromPage({ id: "1", type: "createSession", payload: {} });
-    await vi.waitFor(() => expect(context.popups).toHaveLength(1), waitOptions);
+    await vi.waitFor(() => expect(context.windows.created).toBe(1), waitOptions);
     await context.approvals.decide(APP, "reject");
     expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "APPROVAL_REJECTED" } });
     expect(context.storage.values.get(APPROVED_ORIGINS_KEY)).toBeUndefined();
@@ -260,7 +274,7 @@ describe("PageGateway: approval", () => {
   });
 
   it("answers OPEN_POPUP_FAILED when the window cannot be created", async () => {
-    const context = await setup({ openPopup: () => Promise.reject(new Error("Invalid value for bounds")) });
+    const context = await setup({ windowFailure: new Error("Invalid value for bounds") });
     const port = context.connect();
     port.fromPage({ id: "1", type: "createSession", payload: {} });
     expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "OPEN_POPUP_FAILED" } });
@@ -270,7 +284,7 @@ describe("PageGateway: approval", () => {
     const context = await setup();
     const port = context.connect();
     port.fromPage({ id: "1", type: "createSession", payload: {} });
-    await vi.waitFor(() => expect(context.popups).toHaveLength(1), waitOptions);
+    await vi.waitFor(() => expect(context.windows.created).toBe(1), waitOptions);
     context.storage.failWrites = true;
     await expect(context.approvals.decide(APP, "approve")).rejects.toMatchObject({ code: "STORAGE_ERROR" });
     expect(await responseOf(port, "1")).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
@@ -289,7 +303,7 @@ describe("PageGateway: approval", () => {
     for (const index of requests.keys()) {
       expect(await responseOf(port, `r${index}`)).toMatchObject({ ok: false, error: { code: "CREATE_SESSION_NOT_APPROVED" } });
     }
-    expect(context.popups).toEqual([]);
+    expect(context.windows.created).toBe(0);
     expect(context.host.channels).toHaveLength(0);
   });
 
@@ -300,6 +314,80 @@ describe("PageGateway: approval", () => {
     await vi.waitFor(() => expect(context.approvals.list()).toHaveLength(1), waitOptions);
     port.closeFromPage();
     await vi.waitFor(() => expect(context.approvals.list()).toEqual([]), waitOptions);
+  });
+});
+
+describe("PageGateway: workspace folder", () => {
+  const FOLDER = "/home/me/project";
+
+  it("asks the origin, then the folder, in one pause of the bridge timeout, and forwards the normalized folder", async () => {
+    const context = await setup();
+    const port = context.connect();
+    port.fromPage({ id: "c1", type: "createSession", payload: { workspace: { path: "//home/me/project/" } } });
+    await vi.waitFor(() => expect(context.approvals.list()).toMatchObject([{ kind: "origin", origin: APP }]), waitOptions);
+    await context.approvals.decide(APP, "approve");
+    await vi.waitFor(() => expect(context.approvals.list()).toMatchObject([{ kind: "workspace", origin: APP, path: FOLDER }]), waitOptions);
+    expect(context.host.channels).toHaveLength(0);
+    await context.approvals.decideWorkspace(APP, FOLDER, "allow");
+    const frame = await hostRequest(() => context.host.current, "createSession");
+    expect(frame).toMatchObject({ origin: APP, payload: { workspace: { path: FOLDER } } });
+    expect(port.sent).toEqual([
+      { type: "request-progress", id: "c1", stage: "awaiting-approval" },
+      { type: "request-progress", id: "c1", stage: "approval-settled" },
+    ]);
+    expect(context.storage.values.get(WORKSPACE_CONSENTS_KEY)).toEqual({ [APP]: [FOLDER] });
+    expect(context.windows.created).toBe(1);
+    context.host.current.respond(frame, sessionInfo("session-aaaa"));
+    expect(await responseOf(port, "c1")).toMatchObject({ ok: true });
+  });
+
+  it("answers WORKSPACE_PATH_INVALID and forwards nothing when the user does not allow the folder", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    port.fromPage({ id: "c1", type: "createSession", payload: { workspace: { path: FOLDER } } });
+    await vi.waitFor(() => expect(context.approvals.list()).toHaveLength(1), waitOptions);
+    await context.approvals.decideWorkspace(APP, FOLDER, "deny");
+    expect(await responseOf(port, "c1")).toMatchObject({
+      ok: false,
+      error: { code: "WORKSPACE_PATH_INVALID", message: `the user did not allow ${APP} to use ${FOLDER}` },
+    });
+    expect(context.host.channels).toHaveLength(0);
+  });
+
+  it("forwards a consented folder without asking, and asks again for another origin", async () => {
+    const context = await setup({ approved: [APP, "https://other.example"], consented: { [APP]: [FOLDER] } });
+    const port = context.connect();
+    port.fromPage({ id: "c1", type: "createSession", payload: { workspace: { path: FOLDER } } });
+    const frame = await hostRequest(() => context.host.current, "createSession");
+    expect(frame).toMatchObject({ payload: { workspace: { path: FOLDER } } });
+    expect(port.sent).toEqual([]);
+
+    const other = context.connect({ origin: "https://other.example" });
+    other.fromPage({ id: "c2", type: "createSession", payload: { workspace: { path: FOLDER } } });
+    await vi.waitFor(() => expect(context.approvals.list()).toMatchObject([{ kind: "workspace", origin: "https://other.example" }]), waitOptions);
+  });
+
+  it("asks about the folder again when the origin itself needed approval, whatever storage says", async () => {
+    const context = await setup({ consented: { [APP]: [FOLDER] } });
+    const port = context.connect();
+    port.fromPage({ id: "c1", type: "createSession", payload: { workspace: { path: FOLDER } } });
+    await vi.waitFor(() => expect(context.approvals.list()).toHaveLength(1), waitOptions);
+    await context.approvals.decide(APP, "approve");
+    await vi.waitFor(() => expect(context.approvals.list()).toMatchObject([{ kind: "workspace", path: FOLDER }]), waitOptions);
+  });
+
+  it("refuses system folders and unnormalizable paths without asking anything", async () => {
+    const context = await setup();
+    const port = context.connect();
+    const paths = ["/etc", "/", "/usr/", "/home/me/../../etc", "relative/path", "/proc/self"];
+    for (const [index, path] of paths.entries()) port.fromPage({ id: `c${index}`, type: "createSession", payload: { workspace: { path } } });
+    for (const index of paths.keys()) {
+      expect(await responseOf(port, `c${index}`)).toMatchObject({ ok: false, error: { code: "WORKSPACE_PATH_INVALID" } });
+    }
+    expect(context.approvals.list()).toEqual([]);
+    expect(context.windows.created).toBe(0);
+    expect(port.sent.filter((message) => (message as { type?: string }).type === "request-progress")).toEqual([]);
+    expect(context.host.channels).toHaveLength(0);
   });
 });
 

@@ -8,6 +8,7 @@ import {
   type PageRequestResult,
   type PageResponse,
 } from "@pedelec/protocol/page-wire";
+import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { sessionInfoSchema } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
@@ -20,6 +21,8 @@ import type { PagePort } from "./page-port.js";
 import { PageRoute } from "./page-route.js";
 import { RouteTable, type RoutedSession } from "./route-table.js";
 import { resolveSenderOrigin } from "./sender-origin.js";
+import type { WorkspaceConsentStore } from "./workspace-consent-store.js";
+import { normalizeWorkspacePath } from "./workspace-path.js";
 
 /** How long getApprovalStatus waits for the host to report Core's state when the link was not up yet. */
 export const DEFAULT_STATUS_PROBE_TIMEOUT_MS = 1500;
@@ -28,6 +31,8 @@ export interface PageGatewayOptions {
   link: NativeLink;
   approvals: ApprovalBroker;
   approvedOrigins: ApprovalStore;
+  /** The folders the user let each origin use as an explicit `workspace.path`. */
+  consents: WorkspaceConsentStore;
   logger?: Logger;
   /** Receives the routed auto-end sessions after every routing change (for the restart ledger). */
   onAutoEndSessionsChanged?: (entries: AutoEndEntry[]) => void;
@@ -78,9 +83,10 @@ export class PageGateway {
     const request = pageRequestSchema.safeParse(raw);
     if (!request.success) {
       const id = requestIdSchema.safeParse((raw as { id?: unknown } | null)?.id);
-      const error = new PedelecError("SDK_PROTOCOL_ERROR", "malformed request", request.error.issues);
+      const summary = summarizeIssues(request.error.issues);
+      const error = new PedelecError("SDK_PROTOCOL_ERROR", `malformed request: ${summary.message}`, summary.details);
       if (id.success) route.send(failure(id.data, error));
-      else this.#logger.warn("SDK_PROTOCOL_ERROR", "dropped a page message without a usable request id", request.error.issues);
+      else this.#logger.warn("SDK_PROTOCOL_ERROR", "dropped a page message without a usable request id", summary.details);
       return;
     }
     const { id, type, payload } = request.data;
@@ -108,7 +114,8 @@ export class PageGateway {
     }
     const parsed = pageRequestSchemas[type].payload.safeParse(payload);
     if (!parsed.success) {
-      throw new PedelecError("INVALID_INPUT", `invalid ${type} payload`, parsed.error.issues);
+      const summary = summarizeIssues(parsed.error.issues);
+      throw new PedelecError("INVALID_INPUT", `invalid ${type} payload: ${summary.message}`, summary.details);
     }
     switch (type) {
       case "getApprovalStatus":
@@ -140,16 +147,25 @@ export class PageGateway {
     origin: string,
     payload: unknown,
   ): Promise<unknown> {
-    if (!(await this.options.approvedOrigins.isApproved(origin))) {
+    // A folder is checked before anything is asked: a refused path never opens the approval window.
+    const folder = type === "createSession" ? requestedFolder(payload) : undefined;
+    const needsApproval = !(await this.options.approvedOrigins.isApproved(origin));
+    // A folder consent outliving its origin's approval (storage edited by hand) is not trusted: ask again.
+    const needsConsent = folder !== undefined && (needsApproval || !(await this.options.consents.isAllowed(origin, folder)));
+    if (needsApproval || needsConsent) {
+      // One pause of the page's bridge timeout covers both questions.
       route.send({ type: "request-progress", id, stage: "awaiting-approval" });
-      await this.options.approvals.waitForApproval(origin, route.signal);
+      if (needsApproval) await this.options.approvals.waitForApproval(origin, route.signal);
+      if (needsConsent) await this.options.approvals.waitForWorkspaceConsent(origin, folder, route.signal);
       route.send({ type: "request-progress", id, stage: "approval-settled" });
     }
+    const forwarded = folder === undefined ? payload : withFolder(payload, folder);
     // No abort signal here: once Core creates the session its answer must arrive, or the session could not be ended.
-    const result = await this.options.link.request(type, origin, payload);
+    const result = await this.options.link.request(type, origin, forwarded);
     const info = sessionInfoSchema.safeParse(result);
     if (!info.success) {
-      throw new PedelecError("SDK_PROTOCOL_ERROR", `Core answered ${type} with an invalid session`, info.error.issues);
+      const summary = summarizeIssues(info.error.issues);
+      throw new PedelecError("SDK_PROTOCOL_ERROR", `Core answered ${type} with an invalid session: ${summary.message}`, summary.details);
     }
     const session: RoutedSession = {
       sessionId: info.data.sessionId,
@@ -223,6 +239,18 @@ export class PageGateway {
       .map(({ sessionId, origin }) => ({ sessionId, origin }));
     this.options.onAutoEndSessionsChanged?.(entries);
   }
+}
+
+/** The normalized explicit workspace folder of a createSession payload (already schema-checked), if it names one. */
+function requestedFolder(payload: unknown): string | undefined {
+  const path = (payload as { workspace?: { path?: unknown } }).workspace?.path;
+  return typeof path === "string" ? normalizeWorkspacePath(path) : undefined;
+}
+
+/** Core gets the folder in the spelling the user consented to. */
+function withFolder(payload: unknown, folder: string): unknown {
+  const request = payload as { workspace: object };
+  return { ...request, workspace: { ...request.workspace, path: folder } };
 }
 
 function failure(id: string, error: PedelecError): PageResponse {

@@ -1,32 +1,46 @@
 import type { ApprovalsSnapshot } from "./internal-messages.js";
-
-export type PopupAction = "approve" | "reject" | "revoke";
+import { actionButton, actionRow, emptyItem, formatTime, renderRefused, requireElement, textBlock } from "./page-elements.js";
 
 /**
- * Renders both lists. Buttons carry `data-action` and `data-origin`; the popup's click handler (and end-to-end
- * tests) rely on exactly these attributes.
+ * Renders the pending questions, the approved sites and the recently refused ones. Buttons carry `data-action`,
+ * `data-origin` and, for folders, `data-path`; the popup's click handler (and end-to-end tests) rely on exactly these.
  */
-export function renderApprovals(document: Document, snapshot: ApprovalsSnapshot, highlightApprovalId: string | null): void {
+export function renderApprovals(document: Document, snapshot: ApprovalsSnapshot): void {
   const pendingList = requireElement(document, "pending");
   const approvedList = requireElement(document, "approved");
 
   pendingList.replaceChildren(
     ...(snapshot.pending.length === 0
-      ? [emptyItem(document, "No site is waiting for approval.")]
+      ? [emptyItem(document, "Nothing is waiting for your answer.")]
       : snapshot.pending.map((pending) => {
           const item = document.createElement("li");
-          if (pending.approvalId === highlightApprovalId) item.classList.add("highlight");
-          const actions = document.createElement("div");
-          actions.className = "actions";
-          actions.append(
-            actionButton(document, "approve", pending.origin, "Approve"),
-            actionButton(document, "reject", pending.origin, "Reject"),
-          );
-          item.append(
-            textBlock(document, "origin", pending.origin),
-            textBlock(document, "when", `asked at ${formatTime(pending.requestedAt)}`),
-            actions,
-          );
+          item.dataset.kind = pending.kind;
+          const asked = textBlock(document, "when", `asked at ${formatTime(pending.requestedAt)}`);
+          if (pending.kind === "origin") {
+            item.append(
+              textBlock(document, "origin", pending.origin),
+              textBlock(document, "explain", "wants to start sessions with the AI agent on this computer."),
+              asked,
+              actionRow(
+                document,
+                actionButton(document, "approve", "Approve", { origin: pending.origin }),
+                actionButton(document, "reject", "Reject", { origin: pending.origin }),
+              ),
+            );
+          } else {
+            const data = { origin: pending.origin, path: pending.path };
+            item.append(
+              textBlock(document, "label", "Folder access"),
+              textBlock(document, "folder", pending.path),
+              textBlock(document, "explain", `${pending.origin} wants the AI agent to work in this folder: read, change and create files in it.`),
+              asked,
+              actionRow(
+                document,
+                actionButton(document, "allow-folder", "Allow this folder", data),
+                actionButton(document, "deny-folder", "Don't allow", data),
+              ),
+            );
+          }
           return item;
         })),
   );
@@ -37,48 +51,10 @@ export function renderApprovals(document: Document, snapshot: ApprovalsSnapshot,
       : snapshot.approved.map((origin) => {
           const item = document.createElement("li");
           item.className = "row";
-          item.append(textBlock(document, "origin", origin), actionButton(document, "revoke", origin, "Revoke"));
+          item.append(textBlock(document, "origin", origin), actionButton(document, "revoke", "Revoke", { origin }));
           return item;
         })),
   );
-}
 
-export function showStatus(document: Document, text: string, kind: "info" | "error" = "info"): void {
-  const status = requireElement(document, "status");
-  status.textContent = text;
-  status.classList.toggle("error", kind === "error");
-}
-
-function actionButton(document: Document, action: PopupAction, origin: string, label: string): HTMLButtonElement {
-  const button = document.createElement("button");
-  button.type = "button";
-  button.dataset.action = action;
-  button.dataset.origin = origin;
-  button.textContent = label;
-  return button;
-}
-
-function textBlock(document: Document, className: string, text: string): HTMLDivElement {
-  const block = document.createElement("div");
-  block.className = className;
-  block.textContent = text;
-  return block;
-}
-
-function emptyItem(document: Document, text: string): HTMLLIElement {
-  const item = document.createElement("li");
-  item.className = "empty";
-  item.textContent = text;
-  return item;
-}
-
-function formatTime(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleTimeString();
-}
-
-function requireElement(document: Document, id: string): HTMLElement {
-  const element = document.getElementById(id);
-  if (!element) throw new Error(`popup.html lacks #${id}`);
-  return element;
+  renderRefused(document, snapshot.refused);
 }

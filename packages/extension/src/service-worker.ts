@@ -3,30 +3,35 @@ import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
 import { ApprovalBroker } from "./approval-broker.js";
 import { ApprovalStore } from "./approval-store.js";
 import { AutoEndLedger } from "./auto-end-ledger.js";
+import { SingleApprovalWindow } from "./approval-window.js";
 import {
+  approvalWindowUrl,
   broadcastApprovalsChanged,
   chromeStorageArea,
+  chromeWindowsApi,
   connectChromeNative,
   isFromOwnExtensionPage,
-  openApprovalWindow,
 } from "./chrome-adapters.js";
 import { consoleLogger } from "./logger.js";
 import { NativeLink } from "./native-link.js";
 import { PageGateway } from "./page-gateway.js";
 import { createPopupRequestHandler } from "./popup-requests.js";
+import { WorkspaceConsentStore } from "./workspace-consent-store.js";
 
 // Extension CSP forbids eval; without this zod would probe for it and log a CSP violation.
 z.config({ jitless: true });
 
 const logger = consoleLogger;
 const approvedOrigins = new ApprovalStore(chromeStorageArea(chrome.storage.local));
+const consents = new WorkspaceConsentStore(chromeStorageArea(chrome.storage.local));
 const ledger = new AutoEndLedger(chromeStorageArea(chrome.storage.session), logger);
 // Read what a previous worker left before this one records anything.
 const orphans = ledger.takeOrphans();
 
 const approvals = new ApprovalBroker({
   store: approvedOrigins,
-  openPopup: openApprovalWindow,
+  consents,
+  window: new SingleApprovalWindow(chromeWindowsApi(), approvalWindowUrl()),
   onChange: broadcastApprovalsChanged,
 });
 const link = new NativeLink({ connect: () => connectChromeNative(NATIVE_HOST_NAME), logger });
@@ -34,10 +39,11 @@ const gateway = new PageGateway({
   link,
   approvals,
   approvedOrigins,
+  consents,
   logger,
   onAutoEndSessionsChanged: (entries) => void ledger.record(entries),
 });
-const handlePopupRequest = createPopupRequestHandler({ approvals, approvedOrigins, onChange: broadcastApprovalsChanged });
+const handlePopupRequest = createPopupRequestHandler({ approvals, approvedOrigins, consents, onChange: broadcastApprovalsChanged });
 
 // MV3 only delivers events to listeners registered synchronously at startup.
 chrome.runtime.onConnectExternal.addListener((port) => gateway.accept(port));

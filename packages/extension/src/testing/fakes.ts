@@ -1,4 +1,5 @@
 import type { ExtensionToHostMessage } from "@pedelec/protocol/native-wire";
+import type { WindowsApi } from "../approval-window.js";
 import type { KeyValueStorage } from "../key-value-storage.js";
 import type { NativeChannel } from "../native-channel.js";
 import type { PagePort, PortSender } from "../page-port.js";
@@ -167,4 +168,62 @@ export function sessionInfo(sessionId: string, autoEndOnDisconnect = true): Reco
 /** A session event envelope as Core emits it. */
 export function eventEnvelope(sessionId: string, seq: number, event: Record<string, unknown>): Record<string, unknown> {
   return { type: "event", sessionId, seq, emittedAt: "2025-01-01T00:00:01.000Z", event };
+}
+
+/**
+ * `chrome.windows` for the approval window. Like Chrome, a removal is reported through onRemoved after the
+ * call, whoever removed the window; `closeByUser` plays the user closing it. `failCreate` makes creation reject.
+ */
+export class FakeWindows implements WindowsApi {
+  readonly open = new Map<number, string>();
+  created = 0;
+  focused = 0;
+  /** The most windows that were open at one moment. */
+  mostOpenAtOnce = 0;
+  failCreate: Error | undefined;
+  #nextId = 1;
+  readonly #removedListeners: ((windowId: number) => void)[] = [];
+
+  async create(url: string): Promise<number | undefined> {
+    if (this.failCreate) throw this.failCreate;
+    const windowId = this.#nextId++;
+    this.open.set(windowId, url);
+    this.created += 1;
+    this.mostOpenAtOnce = Math.max(this.mostOpenAtOnce, this.open.size);
+    return windowId;
+  }
+
+  async focus(windowId: number): Promise<void> {
+    if (!this.open.has(windowId)) throw new Error(`No window with id: ${windowId}.`);
+    this.focused += 1;
+  }
+
+  async remove(windowId: number): Promise<void> {
+    if (!this.open.delete(windowId)) throw new Error(`No window with id: ${windowId}.`);
+    queueMicrotask(() => this.#emitRemoved(windowId));
+  }
+
+  onRemoved(listener: (windowId: number) => void): void {
+    this.#removedListeners.push(listener);
+  }
+
+  async showing(url: string): Promise<number[]> {
+    return [...this.open].filter(([, shown]) => shown === url).map(([windowId]) => windowId);
+  }
+
+  /** The user closes the window. */
+  closeByUser(windowId: number): void {
+    if (this.open.delete(windowId)) this.#emitRemoved(windowId);
+  }
+
+  /** A window left open by someone else, e.g. a previous service worker. */
+  openStray(url: string): number {
+    const windowId = this.#nextId++;
+    this.open.set(windowId, url);
+    return windowId;
+  }
+
+  #emitRemoved(windowId: number): void {
+    for (const listener of this.#removedListeners) listener(windowId);
+  }
 }
