@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { isZombie } from "@pedelec/core/process-stat";
+import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
+import { attempt, installRecorder } from "./page-scripts.js";
 // @ts-expect-error -- plain ESM helper without type declarations
 import { startStaticServer } from "../../examples/todo-board/serve.mjs";
 
@@ -29,6 +31,8 @@ export interface E2eOptions {
   startCore?: boolean;
   /** Site folder to serve instead of the SDK test page. */
   siteDir?: string;
+  /** The browser's environment (what the native host inherits); by default the test's, with its PEDELEC_HOME. */
+  browserEnv?: NodeJS.ProcessEnv;
 }
 
 export interface E2eEnvironment {
@@ -106,7 +110,7 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
       "--disable-component-update",
       "--disable-sync",
     ],
-    env: env as Record<string, string>,
+    env: (options.browserEnv ?? env) as Record<string, string>,
   });
   const launchMs = performance.now() - launchedAt;
 
@@ -195,4 +199,104 @@ export async function answerApproval(context: BrowserContext, origin: string, ch
       if (!popup.isClosed() || Date.now() > deadline) throw error;
     }
   }
+}
+
+/** Live stand-in agent processes working inside `home`. */
+export async function standInProcessesIn(home: string): Promise<number[]> {
+  return (await processesWorkingIn(home))
+    .filter((found) => found.commandLine.includes("stand-ins/claude"))
+    .map((found) => found.pid);
+}
+
+/** Opens the SDK page, creates a session with the recorder installed, and approves the origin. */
+export async function approvedSession(environment: E2eEnvironment, baseUrl = environment.server.url, extra = "") {
+  const page = await openSdkPage(environment, baseUrl);
+  await installRecorder(page);
+  const origin = new URL(baseUrl).origin;
+  const created = attempt<{ sessionId: string; workspace: { path: string } }>(page, `return await window.create(${extra});`);
+  await answerApproval(environment.context, origin, "approve");
+  const result = await created;
+  if (!result.ok) throw new Error(`createSession failed: ${result.code} ${result.message}`);
+  return { page, sessionId: result.value.sessionId, workspace: result.value.workspace };
+}
+
+/** Native host processes serving PEDELEC_HOME `home` (found through their command line and environment). */
+export async function nativeHostPidsFor(home: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    if (!commandLine.includes("native-host-entry")) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, "utf8").catch(() => "");
+    if (environ.split("\0").includes(`PEDELEC_HOME=${home}`) && !isZombie(Number(entry))) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** The extension's approval window (`popup.html`), while it is open. */
+export function isApprovalWindow(page: Page): boolean {
+  return page.url().includes("/popup.html") && !page.isClosed();
+}
+
+export interface ApprovalWindowWatch {
+  /** Approval windows opened since the watch began. */
+  opened(): number;
+  /** The most approval windows that were open at one moment. */
+  mostOpenAtOnce(): number;
+  /** Approval windows open right now. */
+  openNow(): number;
+}
+
+/** Counts approval windows as Playwright sees them open and close. */
+export function watchApprovalWindows(context: BrowserContext): ApprovalWindowWatch {
+  let opened = 0;
+  let open = 0;
+  let most = 0;
+  const track = (page: Page): void => {
+    opened += 1;
+    open += 1;
+    most = Math.max(most, open);
+    page.once("close", () => void (open -= 1));
+  };
+  for (const page of context.pages().filter(isApprovalWindow)) track(page);
+  context.on("page", (page) => {
+    if (isApprovalWindow(page)) track(page);
+    // A window may be announced before it committed its URL.
+    else void page.waitForURL(/\/popup\.html/, { timeout: 10_000 }).then(() => track(page), () => undefined);
+  });
+  return { opened: () => opened, mostOpenAtOnce: () => most, openNow: () => open };
+}
+
+/** The newest open approval window, waiting up to 15 s for one to open. */
+export async function approvalWindow(context: BrowserContext): Promise<Page> {
+  const open = context.pages().filter(isApprovalWindow).at(-1);
+  const page = open ?? (await context.waitForEvent("page", { predicate: isApprovalWindow, timeout: 15_000 }));
+  // A window closing just now fails this wait; callers see it closed and look again.
+  await page.waitForLoadState("domcontentloaded").catch(() => undefined);
+  return page;
+}
+
+/**
+ * Plays the user in the folder question of the approval window: waits until the window shows `origin` asking for
+ * `path`, then clicks allow-folder or deny-folder.
+ */
+export async function answerWorkspaceConsent(context: BrowserContext, origin: string, path: string, choice: "allow" | "deny"): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const window = await approvalWindow(context);
+    try {
+      const button = window.locator(`button[data-action="${choice}-folder"][data-origin="${origin}"][data-path="${path}"]`);
+      await button.click({ timeout: Math.max(1, deadline - Date.now()) });
+      return;
+    } catch (error) {
+      if (!window.isClosed() || Date.now() > deadline) throw error;
+    }
+  }
+}
+
+/** Opens one of the extension's own pages, e.g. `options.html`, as a tab. */
+export async function openExtensionPage(environment: E2eEnvironment, file: string): Promise<Page> {
+  const page = await environment.context.newPage();
+  await page.goto(`chrome-extension://${DEFAULT_EXTENSION_ID}/${file}`);
+  return page;
 }

@@ -24,7 +24,7 @@ describe("the native host process", () => {
   it("speaks Chrome's framing on stdio, starts Core, and exits on stdin EOF", async () => {
     home = await mkdtemp(join(tmpdir(), "pedelec-host-process-"));
     const host = spawn(process.execPath, [hostBin, "chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/"], {
-      env: { ...process.env, PEDELEC_HOME: home },
+      env: { ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: join(repoRoot, "test/stand-ins/claude") },
       stdio: ["pipe", "pipe", "pipe"],
     });
     const decoder = new FrameDecoder(1024 * 1024);
@@ -47,14 +47,22 @@ describe("the native host process", () => {
     };
 
     await waitFor((message) => message.kind === "host-status" && message.core === "connected");
-    host.stdin.write(encodeFrame({ kind: "request", id: "p1", type: "ping", payload: {} }, 1024));
-    expect(await waitFor((message) => message.kind === "response" && message.id === "p1")).toMatchObject({ ok: true, result: { home } });
-    // A page-originated request for an agent-only call is refused by Core, through the host.
-    host.stdin.write(encodeFrame({ kind: "request", id: "p2", type: "ping", origin: "http://127.0.0.1:9", payload: {} }, 1024));
-    expect(await waitFor((message) => message.kind === "response" && message.id === "p2")).toMatchObject({
-      ok: false,
-      error: { code: "INVALID_INPUT" },
+    const origin = "http://127.0.0.1:9";
+    host.stdin.write(encodeFrame({ kind: "request", id: "p1", type: "createSession", origin, payload: { provider: "claude" } }, 1024));
+    expect(await waitFor((message) => message.kind === "response" && message.id === "p1")).toMatchObject({
+      ok: true,
+      result: { provider: "claude", status: "idle" },
     });
+    // Requests meant for local programs are refused by the host itself, whether or not they carry an origin.
+    host.stdin.write(encodeFrame({ kind: "request", id: "p2", type: "shutdown", payload: {} }, 1024));
+    host.stdin.write(encodeFrame({ kind: "request", id: "p3", type: "ping", origin, payload: {} }, 1024));
+    for (const id of ["p2", "p3"]) {
+      expect(await waitFor((message) => message.kind === "response" && message.id === id)).toMatchObject({
+        ok: false,
+        error: { code: "INVALID_INPUT" },
+      });
+    }
+    expect(messages.some((message) => message.kind === "host-status" && message.core === "unavailable")).toBe(false);
 
     const exited = new Promise<number | null>((resolve) => host.on("close", (code) => resolve(code)));
     // Chrome kills a host that ignores EOF; ours must leave on its own (a hang fails the test at its deadline).

@@ -16,13 +16,19 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-async function agentCli(argv: string[], env: NodeJS.ProcessEnv = {}) {
+const THREAD = "8d0c1d56-1b4f-4a53-9d56-2ac8c3b4f0aa";
+const CAPABILITY = "c".repeat(43);
+
+async function agentCli(argv: string[], env: NodeJS.ProcessEnv = { PEDELEC_THREAD_CAPABILITY: CAPABILITY }, stdin = "") {
   let out = "";
-  const code = await runAgentCli(argv, { out: (text) => (out += text), err: () => undefined, env: { PEDELEC_HOME: home, ...env } });
+  const code = await runAgentCli(argv, {
+    out: (text) => (out += text),
+    err: () => undefined,
+    env: { PEDELEC_HOME: home, ...env },
+    readStdin: async () => stdin,
+  });
   return { code, out, json: JSON.parse(out) as { error?: { code: string; message: string } } };
 }
-
-const THREAD = "8d0c1d56-1b4f-4a53-9d56-2ac8c3b4f0aa";
 
 describe("pedelec-cli", () => {
   it.each([
@@ -44,10 +50,16 @@ describe("pedelec-cli", () => {
     expect(result.json.error?.code).toBe("IPC_UNAVAILABLE");
   });
 
-  it("takes the thread id from PEDELEC_THREAD_ID and reports THREAD_NOT_FOUND", async () => {
+  it("takes the thread id from PEDELEC_THREAD_ID; an unknown thread is refused like a wrong capability", async () => {
     core = await startCore({ ...process.env, PEDELEC_HOME: home });
-    const result = await agentCli(["tool-call", "add_todo", '{"title":"x"}'], { PEDELEC_THREAD_ID: THREAD });
+    const result = await agentCli(["tool-call", "add_todo", '{"title":"x"}'], { PEDELEC_THREAD_ID: THREAD, PEDELEC_THREAD_CAPABILITY: CAPABILITY });
     expect(result.code).toBe(1);
-    expect(result.json.error).toMatchObject({ code: "THREAD_NOT_FOUND" });
+    expect(result.json.error).toMatchObject({ code: "THREAD_ACCESS_DENIED" });
+  });
+
+  it("refuses to run outside an agent turn, where no thread capability is in the environment", async () => {
+    const result = await agentCli(["--thread-id", THREAD, "tool-spec", "add_todo"], {});
+    expect(result.code).toBe(1);
+    expect(result.json.error).toMatchObject({ code: "THREAD_ACCESS_DENIED", message: expect.stringContaining("PEDELEC_THREAD_CAPABILITY") });
   });
 });

@@ -16,14 +16,22 @@ export type LaunchedProgram = keyof typeof LAUNCHED_PROGRAMS;
 
 /**
  * Writes PEDELEC_HOME/bin/<program> launchers. Chrome needs an absolute executable for the native host, and agents
- * need `pedelec-cli` on PATH; neither can rely on the user's PATH containing node.
+ * need `pedelec-cli` on PATH; neither can rely on the user's PATH containing node. Each launcher also pins the home it
+ * belongs to: Chrome starts the host with the browser's environment, which knows nothing of a PEDELEC_HOME set in a
+ * terminal, and the host must reach the Core of the home it was installed for, never make a second one elsewhere.
  */
 export async function writeLaunchers(paths: CorePaths): Promise<Record<LaunchedProgram, string>> {
   await mkdir(paths.binDir, { recursive: true, mode: 0o700 });
   const written = {} as Record<LaunchedProgram, string>;
   for (const [program, entry] of Object.entries(LAUNCHED_PROGRAMS) as [LaunchedProgram, () => string][]) {
     const target = join(paths.binDir, program);
-    const script = `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(entry())} "$@"\n`;
+    const script = [
+      "#!/bin/sh",
+      `PEDELEC_HOME=${shellQuote(paths.home)}`,
+      "export PEDELEC_HOME",
+      `exec ${shellQuote(process.execPath)} ${shellQuote(entry())} "$@"`,
+      "",
+    ].join("\n");
     await writeFile(target, script, { mode: 0o755 });
     await chmod(target, 0o755);
     written[program] = target;

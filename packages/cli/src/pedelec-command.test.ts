@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, stat, access } from "node:fs/promises";
 import { constants } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
@@ -18,12 +19,15 @@ afterEach(async () => {
   await rm(profile, { recursive: true, force: true });
 });
 
-async function pedelec(...argv: string[]) {
+const standInDir = fileURLToPath(new URL("../../../test/stand-ins/claude", import.meta.url));
+
+async function pedelecWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runPedelecCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: { ...process.env, PEDELEC_HOME: home } });
+  const code = await runPedelecCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: { ...process.env, PEDELEC_HOME: home, ...env } });
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
+const pedelec = (...argv: string[]) => pedelecWith({}, ...argv);
 
 describe("pedelec install / uninstall", () => {
   it("writes a host manifest with an absolute executable and our extension id, and prints where", async () => {
@@ -36,6 +40,24 @@ describe("pedelec install / uninstall", () => {
     expect(manifest.path).toBe(join(home, "bin", "pedelec-native-host"));
     await access(manifest.path, constants.X_OK);
     expect((await stat(join(home, "bin", "pedelec-cli"))).mode & 0o111).not.toBe(0);
+  });
+
+  it("pins the installed home in its launchers, whatever PEDELEC_HOME the browser's environment has", async () => {
+    await pedelec("install", "--user-data-dir", profile);
+    for (const program of ["pedelec-native-host", "pedelec-cli"]) {
+      const launcher = await readFile(join(home, "bin", program), "utf8");
+      const lines = launcher.split("\n");
+      expect(lines.slice(0, 3)).toEqual(["#!/bin/sh", `PEDELEC_HOME='${home}'`, "export PEDELEC_HOME"]);
+      expect(lines[3]).toMatch(/^exec '.+' '.+' "\$@"$/);
+    }
+  });
+
+  it("records where each provider's executable is, for a Core the browser starts with a bare environment", async () => {
+    const result = await pedelecWith({ PEDELEC_PROVIDER_PATH: standInDir }, "install", "--user-data-dir", profile);
+    expect(result.out).toContain(`Provider claude: ${join(standInDir, "claude")}`);
+    const settings = JSON.parse(await readFile(join(home, "settings.json"), "utf8")) as { providers?: unknown };
+    expect(settings.providers).toEqual({ claude: { path: join(standInDir, "claude") } });
+    expect((await stat(join(home, "settings.json"))).mode & 0o777).toBe(0o600);
   });
 
   it("adds extra extension ids and refuses malformed ones", async () => {

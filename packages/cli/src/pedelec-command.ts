@@ -3,6 +3,8 @@ import { CoreConnection } from "@pedelec/core/core-client";
 import { launchCoreDetached, waitForCore } from "@pedelec/core/core-launcher";
 import { runCoreForeground } from "@pedelec/core/core-main";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { recordProviderPaths } from "@pedelec/core/provider-path-recorder";
+import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { writeLaunchers } from "./launchers.js";
@@ -102,7 +104,9 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
         }
         const file = await writeNativeHostManifest({ dir, hostPath: launchers["pedelec-native-host"], extensionIds });
         io.out(`Registered the Pedelec native host for ${values.browser}: ${file}`);
-        io.out(`Host executable: ${launchers["pedelec-native-host"]}`);
+        io.out(`Host executable: ${launchers["pedelec-native-host"]} (PEDELEC_HOME=${paths.home})`);
+        const recorded = await recordProviderPaths(paths.settingsFile, createProviderRegistry(), io.env);
+        for (const { provider, path } of recorded) io.out(`Provider ${provider}: ${path} (recorded in ${paths.settingsFile})`);
         return 0;
       }
       case undefined:

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat, writeFile, mkdir, readdir } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile, mkdir, readdir } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -8,6 +8,7 @@ import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
 import type { SessionEvent } from "@pedelec/protocol/session-events";
 import { CoreConnection } from "./core-client.js";
 import { startCore, type RunningCore } from "./core-daemon.js";
+import { capabilityOfHangingAgent } from "./testing/agent-capability.js";
 
 const standInDir = resolve(fileURLToPath(new URL("../../../test/stand-ins/claude", import.meta.url)));
 const ORIGIN = "http://127.0.0.1:4000";
@@ -206,17 +207,72 @@ describe("Core sessions", () => {
     page.close();
   });
 
-  it("keeps a session to its origin", async () => {
+  it("refuses system folders and Pedelec's own folder as an explicit workspace, whoever asks", async () => {
+    core = await startCore(env);
+    const client = await CoreConnection.open(core.paths.socketPath);
+    for (const path of ["/etc", "/", home, join(home, "run")]) {
+      await expect(client.request("createSession", { provider: "claude", workspace: { path } }, ORIGIN)).rejects.toMatchObject({
+        code: "WORKSPACE_PATH_INVALID",
+      });
+    }
+    await expect(stat("/etc/.pedelec-runtime")).rejects.toMatchObject({ code: "ENOENT" });
+    client.close();
+  });
+
+  it("keeps a session to its origin, and does not tell another origin that it exists", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
     const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
-    await expect(page.request("resumeSession", { sessionId }, "https://other.example")).rejects.toMatchObject({ code: "THREAD_ACCESS_DENIED" });
+    const unknownId = "00000000-0000-4000-8000-000000000000";
+    const answer = (id: string, origin: string) =>
+      page.request("resumeSession", { sessionId: id }, origin).then(
+        () => "resumed",
+        (error: { code: string; message: string }) => `${error.code}: ${error.message.replace(id, "<id>")}`,
+      );
+    // Another origin's session and an id nobody has get the very same answer.
+    expect(await answer(sessionId, "https://other.example")).toBe(await answer(unknownId, "https://other.example"));
+    expect(await answer(sessionId, "https://other.example")).toMatch(/^THREAD_NOT_FOUND: /);
     await expect(page.request("sendText", { sessionId, turnId: "t1", text: "hi" }, "https://other.example")).rejects.toMatchObject({
-      code: "THREAD_ACCESS_DENIED",
-    });
-    await expect(page.request("resumeSession", { sessionId: "00000000-0000-4000-8000-000000000000" }, ORIGIN)).rejects.toMatchObject({
       code: "THREAD_NOT_FOUND",
     });
+    await expect(page.request("resumeSession", { sessionId: unknownId }, ORIGIN)).rejects.toMatchObject({ code: "THREAD_NOT_FOUND" });
+    page.close();
+  });
+
+  it("lets only a session's own agent reach its tools: the thread id alone is not enough", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const skills = { guidance: "", tools };
+    const victim = await page.request("createSession", { provider: "claude", skills }, "https://victim.example");
+    const attacker = await page.request("createSession", { provider: "claude", skills }, ORIGIN);
+    await page.request("sendText", { sessionId: victim.sessionId, turnId: "v1", text: "hang" }, "https://victim.example");
+    await page.request("sendText", { sessionId: attacker.sessionId, turnId: "a1", text: "hang" }, ORIGIN);
+    const victimCapability = await capabilityOfHangingAgent(victim.workspace.path);
+    const attackerCapability = await capabilityOfHangingAgent(attacker.workspace.path);
+    expect(attackerCapability).not.toBe(victimCapability);
+    expect(attackerCapability).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const agent = await CoreConnection.open(core.paths.socketPath);
+    const call = (threadId: string, capability: string) =>
+      agent.request("toolCall", { threadId, capability, toolName: "add_todo", argsJson: '{"title":"stolen"}' }).then(
+        () => "called",
+        (error: { code: string; message: string }) => `${error.code}: ${error.message.replace(threadId, "<id>")}`,
+      );
+    // The attacker's agent knows the victim's thread id (it could list workspaces) but only its own capability.
+    const crossSession = await call(victim.sessionId, attackerCapability);
+    expect(crossSession).toMatch(/^THREAD_ACCESS_DENIED: /);
+    expect(await call("00000000-0000-4000-8000-000000000000", attackerCapability)).toBe(crossSession);
+    expect(await call(victim.sessionId, "A".repeat(43))).toBe(crossSession);
+    await expect(agent.request("toolSpec", { threadId: victim.sessionId, capability: attackerCapability, toolName: "add_todo" })).rejects.toMatchObject({
+      code: "THREAD_ACCESS_DENIED",
+    });
+    expect(events.seen.some((event) => event.type === "tool-call-requested")).toBe(false);
+    // With its own capability the victim's agent still reaches its page.
+    await expect(agent.request("toolSpec", { threadId: victim.sessionId, capability: victimCapability, toolName: "add_todo" })).resolves.toMatchObject({
+      name: "add_todo",
+    });
+    agent.close();
     page.close();
   });
 
@@ -224,24 +280,25 @@ describe("Core sessions", () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
     const events = eventsOf(page);
-    const { sessionId } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools } }, ORIGIN);
+    const { sessionId, workspace } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools } }, ORIGIN);
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
     await expect(page.request("sendText", { sessionId, turnId: "turn-2", text: "again" }, ORIGIN)).rejects.toMatchObject({ code: "SESSION_BUSY" });
     await events.next("turn-started");
+    const capability = await capabilityOfHangingAgent(workspace.path);
 
     // The agent side, as pedelec-cli would speak it.
     const agent = await CoreConnection.open(core.paths.socketPath);
-    await expect(agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":""}' })).rejects.toMatchObject({
+    await expect(agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":""}' })).rejects.toMatchObject({
       code: "TOOL_ARGS_INVALID",
     });
-    await expect(agent.request("toolCall", { threadId: sessionId, toolName: "nope", argsJson: "{}" })).rejects.toMatchObject({
+    await expect(agent.request("toolCall", { threadId: sessionId, capability, toolName: "nope", argsJson: "{}" })).rejects.toMatchObject({
       code: "TOOL_NOT_FOUND",
     });
     expect(events.seen.some((event) => event.type === "tool-call-requested")).toBe(false);
-    const spec = await agent.request("toolSpec", { threadId: sessionId, toolName: "add_todo" });
+    const spec = await agent.request("toolSpec", { threadId: sessionId, capability, toolName: "add_todo" });
     expect(spec).toMatchObject({ name: "add_todo", timeoutMs: 2_000, argsSchema: { required: ["title"] } });
 
-    const call = agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":"Milk"}' });
+    const call = agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":"Milk"}' });
     const requested = await events.next("tool-call-requested");
     expect(requested).toMatchObject({ toolName: "add_todo", args: { title: "Milk" }, turnId: "turn-1" });
     await events.next("status-changed");
@@ -255,7 +312,7 @@ describe("Core sessions", () => {
     await expect(call).resolves.toEqual({ result: { id: "c1" } });
 
     // A handler failure reaches the agent as its coded error.
-    const failing = agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":"Eggs"}' });
+    const failing = agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":"Eggs"}' });
     const second = await new Promise<string>((resolvePromise) => {
       const check = setInterval(() => {
         const found = events.seen.filter((event) => event.type === "tool-call-requested");
@@ -298,6 +355,47 @@ describe("Core sessions", () => {
     page.close();
   });
 
+  it("stops a turn no page follows any more after the grace, unless a route comes back in time", async () => {
+    await writeFile(join(home, "settings.json"), JSON.stringify({ unfollowedTurnGraceMs: 1_000 }));
+    core = await startCore(env);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const hangingAgent = async (workspacePath: string) => {
+      await capabilityOfHangingAgent(workspacePath);
+      return Number(await readFile(join(workspacePath, ".stand-in-hanging"), "utf8"));
+    };
+
+    // The route comes back within the grace (an extension reconnecting and resubscribing): the turn goes on.
+    const first = await CoreConnection.open(core.paths.socketPath);
+    const kept = await first.request("createSession", { provider: "claude" }, ORIGIN);
+    await first.request("sendText", { sessionId: kept.sessionId, turnId: "t1", text: "hang" }, ORIGIN);
+    const keptAgent = await hangingAgent(kept.workspace.path);
+    first.close();
+    const reconnected = await CoreConnection.open(core.paths.socketPath);
+    await reconnected.request("subscribeSession", { sessionId: kept.sessionId }, ORIGIN);
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 2_000));
+    expect(alive(keptAgent)).toBe(true);
+    expect((await reconnected.request("resumeSession", { sessionId: kept.sessionId }, ORIGIN)).status).toBe("running");
+
+    // Nobody comes back: the agent is stopped and the session is idle again.
+    const lost = await reconnected.request("createSession", { provider: "claude" }, ORIGIN);
+    await reconnected.request("sendText", { sessionId: lost.sessionId, turnId: "t2", text: "hang" }, ORIGIN);
+    const lostAgent = await hangingAgent(lost.workspace.path);
+    reconnected.close();
+    const closedAt = Date.now();
+    await expect.poll(() => alive(lostAgent) || alive(keptAgent), { timeout: 10_000, interval: 50 }).toBe(false);
+    expect(Date.now() - closedAt).toBeGreaterThanOrEqual(900);
+    const observer = await CoreConnection.open(core.paths.socketPath);
+    expect((await observer.request("resumeSession", { sessionId: lost.sessionId }, ORIGIN)).status).toBe("idle");
+    observer.close();
+  });
+
   it("snapshots the effort profile at creation: later settings edits do not reach the session", async () => {
     await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { high: ["--effort", "high"] } } }));
     core = await startCore(env);
@@ -317,11 +415,12 @@ describe("Core sessions", () => {
     const page = await CoreConnection.open(core.paths.socketPath);
     const events = eventsOf(page);
     const quick = [{ ...tools[0]!, timeoutMs: 100 }];
-    const { sessionId } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools: quick } }, ORIGIN);
+    const { sessionId, workspace } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools: quick } }, ORIGIN);
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
     await events.next("turn-started");
+    const capability = await capabilityOfHangingAgent(workspace.path);
     const agent = await CoreConnection.open(core.paths.socketPath);
-    await expect(agent.request("toolCall", { threadId: sessionId, toolName: "add_todo", argsJson: '{"title":"x"}' })).rejects.toMatchObject({
+    await expect(agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":"x"}' })).rejects.toMatchObject({
       code: "TOOL_TIMEOUT",
     });
     expect(await events.next("tool-call-settled")).toMatchObject({ outcome: "timed-out" });

@@ -3,10 +3,12 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { DEFAULT_CONNECTION_LIMITS, PendingFrameBytes, type ConnectionLimits } from "./connection-limits.js";
 import { CoreClientConnection } from "./core-connection.js";
 import { acquireCoreLock } from "./core-lock.js";
 import { resolveCorePaths, type CorePaths } from "./core-paths.js";
 import { log } from "./logger.js";
+import { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { ProviderProcessLedger } from "./provider-process-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
 import { createRequestRouter } from "./request-router.js";
@@ -21,11 +23,16 @@ export interface RunningCore {
   stop(): Promise<void>;
 }
 
+export interface StartCoreOptions {
+  /** Overrides for the socket's limits (see connection-limits.ts); tests use short timeouts and small caps. */
+  connectionLimits?: Partial<ConnectionLimits>;
+}
+
 /**
  * Starts the desktop runtime: takes the per-home lock, replaces a stale socket, sweeps workspaces a crashed Core
  * left behind, and serves the Core protocol on PEDELEC_HOME/run/core.sock (dir 0700, socket 0600).
  */
-export async function startCore(env: NodeJS.ProcessEnv = process.env): Promise<RunningCore> {
+export async function startCore(env: NodeJS.ProcessEnv = process.env, options: StartCoreOptions = {}): Promise<RunningCore> {
   const paths = resolveCorePaths(env);
   await mkdir(paths.runDir, { recursive: true, mode: 0o700 });
   await chmod(paths.home, 0o700);
@@ -33,7 +40,8 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env): Promise<R
   const lock = await acquireCoreLock(join(paths.runDir, "core.lock"));
   // We hold the lock, so any socket file left here belongs to a Core that is gone.
   await unlink(paths.socketPath).catch(() => undefined);
-  const processLedger = new ProviderProcessLedger(join(paths.runDir, "provider-processes"));
+  const watchdog = new ProcessGroupWatchdog();
+  const processLedger = new ProviderProcessLedger(join(paths.runDir, "provider-processes"), watchdog);
   const reaped = await processLedger.reapLeftovers();
   if (reaped.length > 0) log("info", "stopped provider processes left by an earlier run", { pids: reaped });
   const swept = await sweepManagedWorkspaces(paths.workspacesDir);
@@ -62,6 +70,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env): Promise<R
       log("info", "Core stopping");
       server.close();
       await sessions.shutdown();
+      watchdog.close();
       for (const connection of connections) connection.close();
       await unlink(paths.socketPath).catch(() => undefined);
       await lock.release();
@@ -77,10 +86,27 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env): Promise<R
     startedAt: new Date().toISOString(),
     requestShutdown: () => void stop(),
   });
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
+  const pendingFrameBytes = new PendingFrameBytes(limits.maxPendingFrameBytes);
   const server = createServer((socket) => {
-    const connection = new CoreClientConnection(socket, route);
+    const connection = new CoreClientConnection(socket, route, {
+      incompleteFrameTimeoutMs: limits.incompleteFrameTimeoutMs,
+      pendingFrameBytes,
+    });
+    if (connections.size >= limits.maxConnections) {
+      connection.refuse(
+        new PedelecError("IPC_UNAVAILABLE", `Core is already serving ${limits.maxConnections} connections; try again shortly`),
+      );
+      return;
+    }
     connections.add(connection);
-    socket.on("close", () => connections.delete(connection));
+    socket.on("close", () => {
+      connections.delete(connection);
+      for (const sessionId of connection.subscriptions) {
+        const isFollowed = (): boolean => [...connections].some((other) => other.subscriptions.has(sessionId));
+        if (!isFollowed()) sessions.routeLost(sessionId, isFollowed);
+      }
+    });
   });
   await listen(server, paths.socketPath).catch(async (error: unknown) => {
     await lock.release();

@@ -1,21 +1,28 @@
 import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { readProcessStat } from "./process-stat.js";
 
 /**
  * Provider process groups Core started and has not seen finish, one file each in `run/provider-processes/`. A Core
- * that is killed cannot stop its providers; the next Core reads what is left here and ends those groups.
+ * that is killed cannot stop its providers: the watchdog kills them at once, and the next Core reads what is left
+ * here and ends any group that survived even that (the watchdog was killed too, say).
  */
 export class ProviderProcessLedger {
-  constructor(private readonly folder: string) {}
+  constructor(
+    private readonly folder: string,
+    private readonly watchdog?: ProcessGroupWatchdog,
+  ) {}
 
   async record(pid: number): Promise<void> {
+    this.watchdog?.watch(pid);
     await mkdir(this.folder, { recursive: true, mode: 0o700 });
     // The start time tells the group we started from an unrelated process that later got the same pid.
     await writeFile(join(this.folder, String(pid)), readProcessStat(pid)?.startTime ?? "", { mode: 0o600 });
   }
 
   async forget(pid: number): Promise<void> {
+    this.watchdog?.release(pid);
     await rm(join(this.folder, String(pid)), { force: true });
   }
 

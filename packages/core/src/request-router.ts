@@ -1,4 +1,5 @@
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
+import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import {
   coreRequestSchemas,
@@ -69,11 +70,11 @@ export function createRequestRouter(context: RouterContext) {
 
   const localHandlers: LocalHandlers = {
     toolSpec: (payload) => {
-      const tool = sessions.get(payload.threadId).setup.tools.get(payload.toolName);
+      const tool = sessions.getForAgent(payload.threadId, payload.capability).setup.tools.get(payload.toolName);
       return { name: tool.name, description: tool.description, argsSchema: tool.argsSchema, timeoutMs: tool.timeoutMs };
     },
     toolCall: async (payload, connection) => ({
-      result: await sessions.get(payload.threadId).callTool(payload.toolName, payload.argsJson, connection.closedSignal),
+      result: await sessions.getForAgent(payload.threadId, payload.capability).callTool(payload.toolName, payload.argsJson, connection.closedSignal),
     }),
     ping: () => ({
       pid: process.pid,
@@ -93,7 +94,8 @@ export function createRequestRouter(context: RouterContext) {
     if (!isCoreRequestType(type)) throw new PedelecError("INVALID_INPUT", `unknown request type ${JSON.stringify(type)}`);
     const parsed = coreRequestSchemas[type].payload.safeParse(frame.payload);
     if (!parsed.success) {
-      throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(payload)"} ${issue.message}`).join("; ")}`, parsed.error.issues);
+      const summary = summarizeIssues(parsed.error.issues);
+      throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${summary.message}`, summary.details);
     }
     if (isSessionRequestType(type)) {
       if (frame.origin === undefined) throw new PedelecError("INVALID_INPUT", `${type} needs the page origin`);

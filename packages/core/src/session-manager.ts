@@ -10,6 +10,7 @@ import type { ProviderProcessLedger } from "./provider-process-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { Session } from "./session.js";
 import { configuredEffortArgv, type Settings } from "./settings.js";
+import { capabilityMatches, issueThreadCapability } from "./thread-capability.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { prepareExplicitWorkspace, prepareManagedWorkspace, removeManagedWorkspace, type PreparedWorkspace } from "./workspace.js";
 
@@ -47,7 +48,7 @@ export class SessionManager {
     if (input.access === "full") {
       throw new PedelecError("FULL_ACCESS_NOT_GRANTED", "Full Access is not granted to this origin");
     }
-    const located = await this.#locator.locate(provider, input.provider === undefined);
+    const located = await this.#locator.locate(provider, input.provider === undefined, settings.providers[provider]?.path);
     const effortLevel = input.effortLevel ?? settings.defaultEffortLevel;
     const effortArgv = validateEffortArgv(
       configuredEffortArgv(settings, provider, effortLevel) ?? located.adapter.defaultEffortProfiles()[effortLevel],
@@ -56,7 +57,11 @@ export class SessionManager {
     const tools = new ToolRegistry(input.skills?.tools ?? []);
     const sessionId = randomUUID();
     const workspace: PreparedWorkspace = input.workspace
-      ? await prepareExplicitWorkspace(input.workspace.path, this.options.paths.workspacesDir)
+      ? await prepareExplicitWorkspace(input.workspace.path, {
+          pedelecHome: this.options.paths.home,
+          workspacesDir: this.options.paths.workspacesDir,
+          userHome: this.options.env.HOME,
+        })
       : await prepareManagedWorkspace(this.options.paths.workspacesDir, sessionId);
     const session = new Session({
       id: sessionId,
@@ -72,10 +77,12 @@ export class SessionManager {
       workspace,
       access: input.access ?? "sandbox",
       autoEndOnDisconnect: input.autoEndOnDisconnect ?? true,
+      capability: issueThreadCapability(),
       binDir: this.options.paths.binDir,
       home: this.options.paths.home,
       baseEnv: this.options.env,
       providerIdleTimeoutMs: settings.providerIdleTimeoutMs,
+      unfollowedTurnGraceMs: settings.unfollowedTurnGraceMs,
       processLedger: this.options.processLedger,
       publish: this.options.publish,
     });
@@ -83,20 +90,33 @@ export class SessionManager {
     return session.info();
   }
 
-  /** The session, if it exists at all (agent-side calls carry only the thread id). */
-  get(sessionId: string): Session {
-    const session = this.#sessions.get(sessionId);
-    if (!session) throw new PedelecError("THREAD_NOT_FOUND", `no session ${sessionId}`);
+  /**
+   * The session, if the agent-side caller holds its capability. An unknown thread and a wrong capability get the
+   * same answer, so a thread id alone tells nothing.
+   */
+  getForAgent(threadId: string, capability: string): Session {
+    const session = this.#sessions.get(threadId);
+    if (!capabilityMatches(session?.setup.capability.digest, capability) || session === undefined) {
+      throw new PedelecError("THREAD_ACCESS_DENIED", `thread ${threadId} does not exist or its capability does not match`);
+    }
     return session;
   }
 
-  /** The session, if `origin` may use it. */
+  /**
+   * The session, if `origin` may use it. Another origin's session gets the same answer as an unknown id, so a page
+   * cannot learn which sessions exist.
+   */
   getForOrigin(sessionId: string, origin: string): Session {
-    const session = this.get(sessionId);
-    if (session.origin !== origin) {
-      throw new PedelecError("THREAD_ACCESS_DENIED", `session ${sessionId} belongs to another origin`);
+    const session = this.#sessions.get(sessionId);
+    if (session === undefined || session.origin !== origin) {
+      throw new PedelecError("THREAD_NOT_FOUND", `no session ${sessionId} for ${origin}`);
     }
     return session;
+  }
+
+  /** The last route following `sessionId` closed; see Session.watchUnfollowedTurn. */
+  routeLost(sessionId: string, isFollowed: () => boolean): void {
+    this.#sessions.get(sessionId)?.watchUnfollowedTurn(isFollowed);
   }
 
   /** Ends every session (killing provider processes) and removes managed workspaces. */

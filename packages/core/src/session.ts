@@ -2,13 +2,16 @@ import { randomUUID } from "node:crypto";
 import { delimiter } from "node:path";
 import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
+import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
+import { log } from "./logger.js";
 import type { ProviderProcessLedger } from "./provider-process-ledger.js";
 import type { ProviderAdapter, ProviderEvent } from "./providers/provider-adapter.js";
 import { ToolCallWaiter } from "./tool-call-waiter.js";
 import type { ToolRegistry } from "./tool-registry.js";
+import type { ThreadCapability } from "./thread-capability.js";
 import type { PreparedWorkspace } from "./workspace.js";
 
 export interface SessionSetup {
@@ -26,11 +29,14 @@ export interface SessionSetup {
   workspace: PreparedWorkspace;
   access: AccessMode;
   autoEndOnDisconnect: boolean;
+  /** The secret the session's agent presents on pedelec-cli calls; it reaches only the provider's environment. */
+  capability: ThreadCapability;
   /** Folder holding the pedelec-cli launcher, put first on the provider's PATH. */
   binDir: string;
   home: string;
   baseEnv: NodeJS.ProcessEnv;
   providerIdleTimeoutMs: number;
+  unfollowedTurnGraceMs: number;
   /** Where provider processes are recorded while they run, so a later Core can reap them if this one is killed. */
   processLedger: ProviderProcessLedger;
   publish: (envelope: SessionEventEnvelope) => void;
@@ -57,6 +63,7 @@ export class Session {
   #ended = false;
   readonly #toolCalls = new ToolCallWaiter();
   #idleTimer: NodeJS.Timeout | undefined;
+  #unfollowedTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly setup: SessionSetup) {}
 
@@ -109,6 +116,24 @@ export class Session {
     if (!turn) return false;
     turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn was cancelled"));
     return true;
+  }
+
+  /**
+   * Every route to the session's pages is gone. A running turn is stopped after the grace unless `isFollowed` says a
+   * route came back by then: nobody would see its events, and its agent would go on acting for nobody.
+   */
+  watchUnfollowedTurn(isFollowed: () => boolean): void {
+    const turn = this.#activeTurn;
+    if (!turn || this.#unfollowedTimer) return;
+    const graceMs = this.setup.unfollowedTurnGraceMs;
+    this.#unfollowedTimer = setTimeout(() => {
+      this.#unfollowedTimer = undefined;
+      if (this.#activeTurn !== turn || isFollowed()) return;
+      turn.controller.abort(
+        new PedelecError("TURN_CANCELLED", `no page has followed session ${this.id} for ${graceMs} ms; the turn was stopped`),
+      );
+    }, graceMs);
+    this.#unfollowedTimer.unref();
   }
 
   async end(reason: "requested" | "disconnected" | "shutdown"): Promise<boolean> {
@@ -234,6 +259,7 @@ export class Session {
     env.PATH = [setup.binDir, setup.baseEnv.PATH ?? ""].filter((part) => part !== "").join(delimiter);
     env.PEDELEC_HOME = setup.home;
     env.PEDELEC_THREAD_ID = this.id;
+    env[THREAD_CAPABILITY_ENV] = setup.capability.secret;
     env.PEDELEC_PROVIDER = setup.provider;
     env.PEDELEC_WORKSPACE = setup.workspace.path;
     if (setup.model !== null) env.PEDELEC_MODEL = setup.model;
@@ -263,7 +289,17 @@ export class Session {
   }
 
   #emit(event: SessionEvent): void {
-    this.#seq += 1;
-    this.setup.publish({ type: "event", sessionId: this.id, seq: this.#seq, emittedAt: new Date().toISOString(), event });
+    const envelope: SessionEventEnvelope = { type: "event", sessionId: this.id, seq: this.#seq + 1, emittedAt: new Date().toISOString(), event };
+    // Inputs are bounded before they become events; should one still be unsendable, it must not take a seq that
+    // nobody would ever receive (pages would see a gap), so an error saying what was lost goes out in its place.
+    const problem = eventFrameProblem(envelope);
+    if (problem !== undefined) {
+      log("warn", "replaced a session event that cannot be sent", { sessionId: this.id, type: event.type, problem });
+      const turnId = "turnId" in event ? event.turnId : undefined;
+      const error = { code: "MESSAGE_TOO_LARGE" as const, message: `a ${event.type} event could not be sent: ${problem}` };
+      envelope.event = turnId === undefined ? { type: "error-reported", error } : { type: "error-reported", error, turnId };
+    }
+    this.#seq = envelope.seq;
+    this.setup.publish(envelope);
   }
 }

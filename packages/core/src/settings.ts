@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { open, readFile, rename, rm } from "node:fs/promises";
+import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { effortLevelSchema, providerCodeSchema, type EffortLevel, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -11,8 +12,23 @@ export const settingsFileSchema = z.object({
   defaultEffortLevel: effortLevelSchema.default("medium"),
   defaultModels: z.partialRecord(providerCodeSchema, z.string().min(1)).default({}),
   effortProfiles: z.partialRecord(providerCodeSchema, effortProfilesSchema).default({}),
+  /**
+   * Where each provider's executable lives, recorded by `pedelec install` from the terminal's PATH (or set by the
+   * user): Core is often started by the browser, whose PATH may not reach the CLI. PEDELEC_PROVIDER_PATH still wins.
+   */
+  providers: z
+    .partialRecord(
+      providerCodeSchema,
+      z.strictObject({ path: z.string().refine((path) => isAbsolute(path), "must be an absolute path") }),
+    )
+    .default({}),
   /** A provider silent this long (outside tool waits) is treated as hung. */
   providerIdleTimeoutMs: z.number().int().min(1000).default(10 * 60_000),
+  /**
+   * A running turn that no page follows any more (the browser or the native host went away) is stopped after this
+   * long, unless a route comes back first (a reconnecting extension resubscribes).
+   */
+  unfollowedTurnGraceMs: z.number().int().min(0).max(10 * 60_000).default(3_000),
 });
 export type Settings = z.infer<typeof settingsFileSchema>;
 
@@ -37,4 +53,42 @@ export async function loadSettings(settingsFile: string): Promise<Settings> {
 
 export function configuredEffortArgv(settings: Settings, provider: ProviderCode, level: EffortLevel): string[] | undefined {
   return settings.effortProfiles[provider]?.[level];
+}
+
+/**
+ * Changes settings.json atomically: the edit is applied to the file's raw JSON (so keys this version does not know
+ * survive), checked against the schema, written to a temporary file, flushed, and renamed over the old file.
+ */
+export async function updateSettingsFile(
+  settingsFile: string,
+  change: (raw: Record<string, unknown>) => Record<string, unknown>,
+): Promise<Settings> {
+  let raw: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(await readFile(settingsFile, "utf8"));
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) raw = parsed as Record<string, unknown>;
+    else throw new PedelecError("INVALID_INPUT", `${settingsFile} does not hold a JSON object; fix or remove it first`);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw PedelecError.from(error, "INVALID_INPUT", `cannot read ${settingsFile}; fix or remove it first`);
+    }
+  }
+  const next = change(raw);
+  const checked = settingsFileSchema.safeParse(next);
+  if (!checked.success) throw new PedelecError("INVALID_INPUT", `the new settings are invalid`, checked.error.issues);
+  const temporary = join(dirname(settingsFile), `.settings-${process.pid}-${Date.now()}.json`);
+  const handle = await open(temporary, "w", 0o600);
+  try {
+    await handle.writeFile(`${JSON.stringify(next, null, 2)}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temporary, settingsFile);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw PedelecError.from(error, "INVALID_INPUT", `cannot write ${settingsFile}`);
+  }
+  return checked.data;
 }

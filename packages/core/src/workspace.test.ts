@@ -6,9 +6,16 @@ import { prepareExplicitWorkspace, prepareManagedWorkspace, removeManagedWorkspa
 
 let base: string;
 let managedRoot: string;
+let pedelecHome: string;
+let userHome: string;
+const roots = () => ({ pedelecHome, workspacesDir: managedRoot, userHome });
 beforeEach(async () => {
   base = await realpath(await mkdtemp(join(tmpdir(), "pedelec-ws-")));
-  managedRoot = join(base, "home", "workspaces");
+  pedelecHome = join(base, "home");
+  managedRoot = join(pedelecHome, "workspaces");
+  userHome = join(base, "user");
+  await mkdir(managedRoot, { recursive: true });
+  await mkdir(userHome);
 });
 afterEach(async () => {
   await rm(base, { recursive: true, force: true });
@@ -26,7 +33,7 @@ describe("workspaces", () => {
     const project = join(base, "project");
     await mkdir(project);
     await writeFile(join(project, "notes.md"), "keep me");
-    const workspace = await prepareExplicitWorkspace(project, managedRoot);
+    const workspace = await prepareExplicitWorkspace(project, roots());
     expect(workspace.managed).toBe(false);
     await removeManagedWorkspace(managedRoot, workspace);
     expect(await readFile(join(project, "notes.md"), "utf8")).toBe("keep me");
@@ -42,13 +49,43 @@ describe("workspaces", () => {
   ])("refuses a path that is %s with WORKSPACE_PATH_INVALID", async (_label, path) => {
     await writeFile(join(base, "file.txt"), "");
     await mkdir(join(managedRoot, "x"), { recursive: true });
-    await expect(prepareExplicitWorkspace(path(), managedRoot)).rejects.toMatchObject({ code: "WORKSPACE_PATH_INVALID" });
+    await expect(prepareExplicitWorkspace(path(), roots())).rejects.toMatchObject({ code: "WORKSPACE_PATH_INVALID" });
+  });
+
+  it.each([
+    ["the root folder", () => "/"],
+    ["/etc", () => "/etc"],
+    ["a folder inside /usr", () => "/usr/share"],
+    ["/tmp itself", () => "/tmp"],
+    ["the user's home folder itself", () => userHome],
+    ["PEDELEC_HOME", () => pedelecHome],
+    ["a folder inside PEDELEC_HOME", () => join(pedelecHome, "keys")],
+    ["a folder around PEDELEC_HOME", () => base],
+  ])("refuses %s outright, before creating anything in it", async (_label, path) => {
+    await mkdir(join(pedelecHome, "keys"), { recursive: true });
+    const error = await prepareExplicitWorkspace(path(), roots()).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "WORKSPACE_PATH_INVALID", message: expect.stringMatching(/refused|overlaps/) });
+    await expect(stat(join(path(), ".pedelec-runtime"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("sees through a symlink to a system folder", async () => {
+    await symlink("/etc", join(base, "innocent-looking"));
+    await expect(prepareExplicitWorkspace(join(base, "innocent-looking"), roots())).rejects.toMatchObject({
+      code: "WORKSPACE_PATH_INVALID",
+      message: expect.stringContaining("system folder"),
+    });
+  });
+
+  it("accepts a project folder inside the user's home", async () => {
+    const project = join(userHome, "projects", "board");
+    await mkdir(project, { recursive: true });
+    await expect(prepareExplicitWorkspace(project, roots())).resolves.toEqual({ path: project, managed: false });
   });
 
   it("sees through a symlink into the managed root", async () => {
     await mkdir(join(managedRoot, "x"), { recursive: true });
     await symlink(join(managedRoot, "x"), join(base, "sneaky"));
-    await expect(prepareExplicitWorkspace(join(base, "sneaky"), managedRoot)).rejects.toMatchObject({ code: "WORKSPACE_PATH_INVALID" });
+    await expect(prepareExplicitWorkspace(join(base, "sneaky"), roots())).rejects.toMatchObject({ code: "WORKSPACE_PATH_INVALID" });
   });
 
   it("sweeps managed workspaces left behind", async () => {

@@ -1,6 +1,8 @@
 import { mkdir, realpath, rm, stat, readdir } from "node:fs/promises";
+import { homedir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { isInside, refusedWorkspaceReason } from "./workspace-policy.js";
 
 export const RUNTIME_DIR_NAME = ".pedelec-runtime";
 const RUNTIME_SUBDIRS = ["assets", "logs", "skills", "tmp"] as const;
@@ -18,11 +20,6 @@ async function createRuntimeDirs(root: string): Promise<void> {
   }
 }
 
-function isInside(parent: string, child: string): boolean {
-  const path = relative(parent, child);
-  return path === "" || (!path.startsWith(`..${sep}`) && path !== ".." && !isAbsolute(path));
-}
-
 /** PEDELEC_HOME/workspaces/<threadId>, created fresh. */
 export async function prepareManagedWorkspace(workspacesDir: string, threadId: string): Promise<PreparedWorkspace> {
   await mkdir(workspacesDir, { recursive: true, mode: 0o700 });
@@ -32,11 +29,21 @@ export async function prepareManagedWorkspace(workspacesDir: string, threadId: s
   return { path: await realpath(root), managed: true };
 }
 
+export interface ExplicitWorkspaceRoots {
+  /** PEDELEC_HOME. */
+  pedelecHome: string;
+  workspacesDir: string;
+  /** The user's home folder; defaults to the OS's idea of it. */
+  userHome?: string;
+}
+
 /**
- * An app-chosen folder: absolute, existing, a directory, and neither inside nor around the managed root.
- * Existing content is left alone; only `.pedelec-runtime/` is added.
+ * An app-chosen folder the user consented to in the extension: absolute, existing, a directory, not a system
+ * folder, not the home folder itself, and clear of Pedelec's own files. Existing content is left alone; only
+ * `.pedelec-runtime/` is added, and only once every check passed.
  */
-export async function prepareExplicitWorkspace(requestedPath: string, workspacesDir: string): Promise<PreparedWorkspace> {
+export async function prepareExplicitWorkspace(requestedPath: string, roots: ExplicitWorkspaceRoots): Promise<PreparedWorkspace> {
+  const { workspacesDir } = roots;
   if (!isAbsolute(requestedPath)) {
     throw new PedelecError("WORKSPACE_PATH_INVALID", `workspace.path must be absolute: ${requestedPath}`);
   }
@@ -53,6 +60,13 @@ export async function prepareExplicitWorkspace(requestedPath: string, workspaces
   const managedRoot = await realpath(workspacesDir);
   if (isInside(managedRoot, real) || isInside(real, managedRoot)) {
     throw new PedelecError("WORKSPACE_PATH_INVALID", `workspace.path overlaps Pedelec's managed workspaces: ${requestedPath}`);
+  }
+  const refused = refusedWorkspaceReason(real, {
+    pedelecHome: await realpath(roots.pedelecHome),
+    userHome: await realpath(roots.userHome ?? homedir()).catch(() => roots.userHome ?? homedir()),
+  });
+  if (refused !== null) {
+    throw new PedelecError("WORKSPACE_PATH_INVALID", `workspace.path ${requestedPath} is refused: ${refused}`);
   }
   await createRuntimeDirs(real);
   return { path: real, managed: false };

@@ -5,11 +5,15 @@ import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
 import { startCore, type RunningCore } from "@pedelec/core/core-daemon";
+import { CoreConnection } from "@pedelec/core/core-client";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { ChunkAssembler } from "@pedelec/protocol/chunking";
 import { hostToExtensionMessageSchema, MAX_NATIVE_MESSAGE_BYTES, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
 import { NativeHost } from "./native-host.js";
 import { NativeMessagingStdio } from "./native-messaging-stdio.js";
+
+const PAGE_ORIGIN = "http://127.0.0.1:4000";
+const UNKNOWN_SESSION = "00000000-0000-4000-8000-000000000000";
 
 let home: string;
 let core: RunningCore | undefined;
@@ -59,9 +63,10 @@ describe("NativeHost", () => {
     });
     host.start();
     await waitFor((message) => message.kind === "host-status" && message.core === "connected");
-    host.handleMessage({ kind: "request", id: "r1", type: "ping", payload: {} });
+    host.handleMessage({ kind: "request", id: "r1", type: "resumeSession", origin: PAGE_ORIGIN, payload: { sessionId: UNKNOWN_SESSION } });
+    // Core itself answered: the request went through.
     const answer = await waitFor((message) => message.kind === "response" && message.id === "r1");
-    expect(answer).toMatchObject({ ok: true, result: { home } });
+    expect(answer).toMatchObject({ ok: false, error: { code: "THREAD_NOT_FOUND" } });
     expect(launches).toBe(1);
     host.stop();
   });
@@ -70,7 +75,7 @@ describe("NativeHost", () => {
     const { host, waitFor } = hostWith(async () => undefined, 200);
     host.start();
     await waitFor((message) => message.kind === "host-status" && message.core === "unavailable");
-    host.handleMessage({ kind: "request", id: "r2", type: "ping", payload: {} });
+    host.handleMessage({ kind: "request", id: "r2", type: "resumeSession", origin: PAGE_ORIGIN, payload: { sessionId: UNKNOWN_SESSION } });
     const answer = await waitFor((message) => message.kind === "response" && message.id === "r2");
     expect(answer).toMatchObject({ ok: false, error: { code: "CORE_RUNTIME_UNAVAILABLE" } });
     host.stop();
@@ -80,11 +85,42 @@ describe("NativeHost", () => {
     core = await startCore({ ...process.env, PEDELEC_HOME: home });
     const { host, waitFor } = hostWith(async () => undefined);
     host.start();
-    host.handleMessage({ kind: "request", id: "bad", type: "ping" , payload: {}, extra: true });
+    host.handleMessage({ kind: "request", id: "bad", type: "resumeSession", origin: PAGE_ORIGIN, payload: {}, extra: true });
     expect(await waitFor((message) => message.kind === "response" && message.id === "bad")).toMatchObject({
       ok: false,
       error: { code: "INVALID_INPUT" },
     });
+    host.stop();
+  });
+
+  it("forwards only what a page may ask: local-only requests never reach Core", async () => {
+    core = await startCore({ ...process.env, PEDELEC_HOME: home });
+    const { host, received, waitFor } = hostWith(async () => undefined);
+    host.start();
+    await waitFor((message) => message.kind === "host-status" && message.core === "connected");
+    const localOnly = [
+      { type: "shutdown", payload: {} },
+      { type: "ping", payload: {} },
+      { type: "toolSpec", payload: { threadId: UNKNOWN_SESSION, capability: "c".repeat(43), toolName: "x" } },
+      { type: "toolCall", payload: { threadId: UNKNOWN_SESSION, capability: "c".repeat(43), toolName: "x", argsJson: "{}" } },
+    ];
+    for (const [index, request] of localOnly.entries()) {
+      host.handleMessage({ kind: "request", id: `local-${index}`, ...request });
+      host.handleMessage({ kind: "request", id: `stamped-${index}`, origin: PAGE_ORIGIN, ...request });
+    }
+    // A page request without the origin the extension always stamps is refused too.
+    host.handleMessage({ kind: "request", id: "unstamped", type: "resumeSession", payload: { sessionId: UNKNOWN_SESSION } });
+    for (const id of [...localOnly.flatMap((_, index) => [`local-${index}`, `stamped-${index}`]), "unstamped"]) {
+      expect(await waitFor((message) => message.kind === "response" && message.id === id)).toMatchObject({
+        ok: false,
+        error: { code: "INVALID_INPUT" },
+      });
+    }
+    // Core is still up and was never asked to stop.
+    expect(received.some((message) => message.kind === "host-status" && message.core === "unavailable")).toBe(false);
+    const connection = await CoreConnection.open(resolveCorePaths({ PEDELEC_HOME: home }).socketPath);
+    await expect(connection.request("ping", {})).resolves.toMatchObject({ home });
+    connection.close();
     host.stop();
   });
 
@@ -93,10 +129,10 @@ describe("NativeHost", () => {
     const { host, waitFor } = hostWith(async () => undefined, 200);
     host.start();
     await waitFor((message) => message.kind === "host-status" && message.core === "connected");
-    host.handleMessage({ kind: "request", id: "r3", type: "shutdown", payload: {} });
+    await core.stop();
     await waitFor((message) => message.kind === "host-status" && message.core === "unavailable");
     core = undefined;
-    host.handleMessage({ kind: "request", id: "r4", type: "ping", payload: {} });
+    host.handleMessage({ kind: "request", id: "r4", type: "resumeSession", origin: PAGE_ORIGIN, payload: { sessionId: UNKNOWN_SESSION } });
     expect(await waitFor((message) => message.kind === "response" && message.id === "r4")).toMatchObject({
       ok: false,
       error: { code: "CORE_RUNTIME_UNAVAILABLE" },
@@ -151,5 +187,52 @@ describe("NativeMessagingStdio", () => {
     input.write(header);
     await new Promise((resolve) => setImmediate(resolve));
     expect(errors).toEqual(["MESSAGE_TOO_LARGE"]);
+  });
+});
+
+describe("limits on what the host receives", () => {
+  it("answers a payload nested too deep, or full of unknown keys, with a short INVALID_INPUT", async () => {
+    const { host, waitFor } = hostWith(async () => undefined);
+    let deep: unknown = 1;
+    for (let level = 0; level < 8_000; level += 1) deep = { a: deep };
+    host.handleMessage({ kind: "request", id: "deep", type: "resumeSession", origin: PAGE_ORIGIN, payload: deep });
+    const keys = Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`unknown_${index}`, index]));
+    host.handleMessage({ kind: "request", id: "keys", type: "resumeSession", origin: PAGE_ORIGIN, payload: {}, ...keys });
+    for (const id of ["deep", "keys"]) {
+      const answer = await waitFor((message) => message.kind === "response" && message.id === id);
+      expect(answer).toMatchObject({ ok: false, error: { code: "INVALID_INPUT" } });
+      expect(JSON.stringify(answer).length).toBeLessThan(4096);
+    }
+    host.stop();
+  });
+});
+
+describe("NativeMessagingStdio reading large messages", () => {
+  /** Time from the first byte written to the message handed over, fed in 64 KiB pieces as a pipe delivers them. */
+  async function readMilliseconds(bytes: number): Promise<number> {
+    const input = new PassThrough({ highWaterMark: 64 * 1024 });
+    let delivered: (() => void) | undefined;
+    const done = new Promise<void>((resolve) => (delivered = resolve));
+    new NativeMessagingStdio(input, new PassThrough(), {
+      onMessage: () => delivered?.(),
+      onBadFrame: (error) => {
+        throw error;
+      },
+      onEnd: () => undefined,
+    });
+    const frame = encodeFrame({ kind: "request", id: "big", type: "sendText", payload: { text: "x".repeat(bytes - 100) } }, 64 * 1024 * 1024);
+    const started = performance.now();
+    for (let offset = 0; offset < frame.length; offset += 64 * 1024) {
+      if (!input.write(frame.subarray(offset, offset + 64 * 1024))) await new Promise((resolve) => input.once("drain", resolve));
+    }
+    await done;
+    return performance.now() - started;
+  }
+
+  it("reads a 60 MiB message in time linear in its size (against 4 MiB)", async () => {
+    const small = Math.min(await readMilliseconds(4 * 1024 * 1024), await readMilliseconds(4 * 1024 * 1024));
+    const large = await readMilliseconds(60 * 1024 * 1024);
+    // Linear is about 15; copying everything held on each piece made 60 MiB take half a minute.
+    expect(large / Math.max(small, 1)).toBeLessThan(40);
   });
 });

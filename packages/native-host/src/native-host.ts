@@ -2,6 +2,7 @@ import { CoreConnection } from "@pedelec/core/core-client";
 import { connectToCore } from "@pedelec/core/core-launcher";
 import type { CorePaths } from "@pedelec/core/core-paths";
 import { CORE_VERSION } from "@pedelec/core/core-version";
+import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { extensionToHostMessageSchema, type HostStatusFrame, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
@@ -40,7 +41,8 @@ export class NativeHost {
     const parsed = extensionToHostMessageSchema.safeParse(message);
     if (!parsed.success) {
       const id = (message as { id?: unknown } | null)?.id;
-      const error = new PedelecError("INVALID_INPUT", "the extension sent a message that does not match the protocol", parsed.error.issues);
+      const summary = summarizeIssues(parsed.error.issues);
+      const error = new PedelecError("INVALID_INPUT", `the extension sent a message that does not match the protocol: ${summary.message}`, summary.details);
       this.options.log("rejected an invalid message from the extension", { issues: parsed.error.issues.length });
       if (typeof id === "string" && id.length > 0 && id.length <= 128) {
         this.options.sendToExtension({ kind: "response", id, ok: false, error: error.toWire() });

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { coreEventFrameSchema, coreFatalFrameSchema, coreRequestFrameSchema, coreResponseFrameSchema } from "./core-wire.js";
+import { pageOriginSchema } from "./origin.js";
 import { wireErrorSchema } from "./pedelec-error.js";
+import { SESSION_REQUEST_TYPES, type SessionRequestType } from "./requests.js";
 
 /** The Native Messaging host name registered with the browser. */
 export const NATIVE_HOST_NAME = "com.pedelec.native_host";
@@ -9,8 +11,15 @@ export const NATIVE_HOST_NAME = "com.pedelec.native_host";
 export const MAX_NATIVE_MESSAGE_BYTES = 1024 * 1024;
 export const NATIVE_CHUNK_BYTES = 768 * 1024;
 
-/** Extension → native host: Core request frames, verbatim. */
-export const extensionToHostMessageSchema = coreRequestFrameSchema;
+/**
+ * Extension → native host: Core request frames, forwarded verbatim, but only the requests a page may cause (the
+ * session requests, each stamped with the page's origin). Requests meant for local programs (shutdown, ping, an agent's
+ * toolSpec / toolCall) are refused here, so a compromised or confused extension cannot reach them through the host.
+ */
+export const extensionToHostMessageSchema = coreRequestFrameSchema.extend({
+  type: z.enum(SESSION_REQUEST_TYPES as [SessionRequestType, ...SessionRequestType[]]),
+  origin: pageOriginSchema,
+});
 export type ExtensionToHostMessage = z.infer<typeof extensionToHostMessageSchema>;
 
 /** A piece of a message too large for one native message; reassembled by the receiver in index order. */

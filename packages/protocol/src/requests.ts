@@ -8,6 +8,7 @@ import {
   toolRequestIdSchema,
   turnIdSchema,
 } from "./domain.js";
+import { boundedJsonValueSchema } from "./bounded-json-schema.js";
 import { wireErrorSchema } from "./pedelec-error.js";
 import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
 
@@ -50,7 +51,7 @@ export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 const sessionRef = z.strictObject({ sessionId: sessionIdSchema });
 
 export const toolResultOutcomeSchema = z.discriminatedUnion("ok", [
-  z.strictObject({ ok: z.literal(true), result: z.json() }),
+  z.strictObject({ ok: z.literal(true), result: boundedJsonValueSchema }),
   z.strictObject({ ok: z.literal(false), error: wireErrorSchema }),
 ]);
 export type ToolResultOutcome = z.infer<typeof toolResultOutcomeSchema>;
@@ -86,20 +87,31 @@ export const sessionRequestSchemas = {
 export type SessionRequestType = keyof typeof sessionRequestSchemas;
 export const SESSION_REQUEST_TYPES = Object.keys(sessionRequestSchemas) as SessionRequestType[];
 
+/**
+ * The secret Core gives only to one session's provider processes (in their environment, as
+ * `PEDELEC_THREAD_CAPABILITY`); agent-facing commands present it with the thread id, which alone reaches nothing.
+ */
+/** Largest argument text an agent may pass to a tool call (characters). */
+export const MAX_TOOL_ARGS_JSON_LENGTH = 8 * 1024 * 1024;
+
+export const THREAD_CAPABILITY_ENV = "PEDELEC_THREAD_CAPABILITY";
+export const threadCapabilitySchema = z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, "must be the thread capability Core issued");
+
 /** Requests only local programs make (the agent's pedelec-cli, the pedelec command). Never forwarded from a page. */
 export const localRequestSchemas = {
   toolSpec: {
-    payload: z.strictObject({ threadId: sessionIdSchema, toolName: toolNameSchema }),
+    payload: z.strictObject({ threadId: sessionIdSchema, capability: threadCapabilitySchema, toolName: toolNameSchema }),
     result: toolManifestEntrySchema.extend({ timeoutMs: z.number().int().positive() }),
   },
   toolCall: {
     payload: z.strictObject({
       threadId: sessionIdSchema,
+      capability: threadCapabilitySchema,
       toolName: toolNameSchema,
       /** The raw JSON text the agent passed, parsed and validated by Core. */
-      argsJson: z.string().max(8 * 1024 * 1024),
+      argsJson: z.string().max(MAX_TOOL_ARGS_JSON_LENGTH),
     }),
-    result: z.object({ result: z.json() }),
+    result: z.object({ result: boundedJsonValueSchema }),
   },
   ping: {
     payload: z.strictObject({}),

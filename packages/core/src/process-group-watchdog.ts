@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { log } from "./logger.js";
+
+const WATCHDOG_PROGRAM = fileURLToPath(new URL("../programs/process-group-watchdog.mjs", import.meta.url));
+
+/**
+ * A small companion process that outlives Core by design: Core tells it which provider process groups are running,
+ * and when Core's end of the pipe closes (a crash, SIGKILL, a normal exit) it kills every group still registered.
+ * It runs in its own process group and session, so a Ctrl+C aimed at Core's terminal does not reach it first.
+ */
+export class ProcessGroupWatchdog {
+  readonly #groups = new Set<number>();
+  #child: ChildProcess | undefined;
+  #closed = false;
+
+  /** Starts watching `pgid`; the companion is started on first use and again if it died. */
+  watch(pgid: number): void {
+    if (this.#closed) return;
+    this.#groups.add(pgid);
+    this.#send(`+${pgid}`);
+  }
+
+  release(pgid: number): void {
+    if (!this.#groups.delete(pgid)) return;
+    this.#send(`-${pgid}`);
+  }
+
+  /** The pid of the companion, once started (for diagnostics and tests). */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Ends the companion; groups still registered are killed by it, as if Core had died. */
+  close(): void {
+    this.#closed = true;
+    this.#child?.stdin?.end();
+    this.#child = undefined;
+  }
+
+  #send(line: string): void {
+    const child = this.#child ?? this.#start();
+    child?.stdin?.write(`${line}\n`);
+  }
+
+  #start(): ChildProcess | undefined {
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, [WATCHDOG_PROGRAM], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+    } catch (error) {
+      log("warn", "could not start the process watchdog", { error: (error as Error).message });
+      return undefined;
+    }
+    // Core must be able to exit while the companion waits; the open pipe is what the companion watches.
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    child.stdin?.on("error", () => undefined);
+    child.on("exit", () => {
+      if (this.#child !== child) return;
+      this.#child = undefined;
+      if (this.#closed || this.#groups.size === 0) return;
+      log("warn", "the process watchdog exited; starting it again");
+      const restarted = this.#start();
+      for (const group of this.#groups) restarted?.stdin?.write(`+${group}\n`);
+    });
+    this.#child = child;
+    return child;
+  }
+}
