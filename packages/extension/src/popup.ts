@@ -1,7 +1,5 @@
 import { z } from "zod";
-import { callWorker, onActionClick, onApprovalsChanged } from "./extension-page-client.js";
-import type { PopupRequest } from "./internal-messages.js";
-import { showStatus } from "./page-elements.js";
+import { runExtensionPage, type ActionRequest } from "./extension-page-client.js";
 import { renderApprovals } from "./popup-view.js";
 
 // Extension CSP forbids eval; without this zod would probe for it and log a CSP violation.
@@ -10,14 +8,8 @@ z.config({ jitless: true });
 // The same page is the toolbar popup and the approval window the worker opens. The worker closes that window
 // itself once nothing is pending, so the page never closes itself (a question arriving meanwhile would be lost).
 
-async function refresh(): Promise<void> {
-  const response = await callWorker({ type: "list-approvals" });
-  if (response.ok) renderApprovals(document, response.snapshot);
-  else showStatus(document, response.error.message, "error");
-}
-
 /** The request a button stands for, and what to tell the user once it is done. */
-function requestFor(action: string, origin: string, path: string | undefined): { request: PopupRequest; done: string } | undefined {
+const requestFor: ActionRequest = (action, origin, path) => {
   switch (action) {
     case "approve":
     case "reject":
@@ -34,25 +26,11 @@ function requestFor(action: string, origin: string, path: string | undefined): {
     default:
       return undefined;
   }
-}
+};
 
-onActionClick(document, async (action, { origin, path }) => {
-  const chosen = origin === undefined ? undefined : requestFor(action, origin, path);
-  if (!chosen) return;
-  const response = await callWorker(chosen.request);
-  if (!response.ok) {
-    showStatus(document, response.error.message, "error");
-    return;
-  }
-  renderApprovals(document, response.snapshot);
-  showStatus(document, chosen.done);
-});
-
-onApprovalsChanged(() => void refresh());
+runExtensionPage(document, requestFor, renderApprovals);
 
 document.getElementById("manage")?.addEventListener("click", (event) => {
   event.preventDefault();
   void chrome.runtime.openOptionsPage();
 });
-
-void refresh();
