@@ -1,4 +1,4 @@
-import { access, mkdtemp, readFile, rm } from "node:fs/promises";
+import { access, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -39,19 +39,25 @@ describe("what an agent can reach", () => {
     expect(await attacker.page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "mine" }]);
   });
 
-  it("passes 1 MiB of tool arguments through stdin, where argv would fail with E2BIG", async () => {
+  it("passes 1 MiB of tool arguments through stdin, more than one argv element can hold", async () => {
     environment = await setUpE2e({ startCore: true });
     const tool = `{ skills: { guidance: "", tools: [window.sdk.defineTool({ name: "save_note", description: "Save a note",
       argsSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } })] } }`;
-    const { page } = await approvedSession(environment, environment.server.url, tool);
+    const { page, workspace } = await approvedSession(environment, environment.server.url, tool);
     await page.evaluate(() => (window as any).session.onTool("save_note", (args: { text: string }) => ({ length: args.text.length })));
-    const oneMebibyte = `node -e 'process.stdout.write(JSON.stringify({ text: "x".repeat(1048576) }))'`;
-
-    const throughArgv = await turn(page, `bash: pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-call save_note "$(${oneMebibyte})"`);
-    expect(throughArgv).toMatch(/^Bash exit 126: .*Argument list too long/s);
-
-    const throughStdin = await turn(page, `bash: ${oneMebibyte} | pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-call save_note -`);
+    // The agent wrote its arguments to a file in its workspace (Linux caps one argv element at 128 KiB).
+    await writeFile(join(workspace.path, "note.json"), JSON.stringify({ text: "x".repeat(1024 * 1024) }));
+    const throughStdin = await turn(page, "bash: pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-call save_note - < note.json");
     expect(throughStdin).toBe('Bash exit 0: {"length":1048576}');
+  });
+
+  it("keeps a sandboxed agent to Pedelec's own commands: any other shell command is denied", async () => {
+    environment = await setUpE2e({ startCore: true });
+    const { page } = await approvedSession(environment);
+    expect(await turn(page, "bash: ls $PEDELEC_HOME/workspaces")).toBe(
+      "Bash denied: Claude requested permissions to use Bash, but you haven't granted it yet.",
+    );
+    expect(await turn(page, "bash: pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-spec add_todo | sh")).toMatch(/^Bash denied: /);
   });
 });
 

@@ -168,7 +168,7 @@ describe("Core sessions", () => {
     await expect(page.request("createSession", { provider: "claude", workspace: { path: "relative" } }, ORIGIN)).rejects.toMatchObject({
       code: "WORKSPACE_PATH_INVALID",
     });
-    await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { low: ["--cd", "/"] } } }));
+    await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { low: ["--add-dir", "/"] } } }));
     await expect(page.request("createSession", { provider: "claude", effortLevel: "low" }, ORIGIN)).rejects.toMatchObject({
       code: "EFFORT_PROFILE_INVALID",
     });
@@ -394,6 +394,29 @@ describe("Core sessions", () => {
     const observer = await CoreConnection.open(core.paths.socketPath);
     expect((await observer.request("resumeSession", { sessionId: lost.sessionId }, ORIGIN)).status).toBe("idle");
     observer.close();
+  });
+
+  it("starts a fresh conversation, with the whole first prompt, when the provider lost the one it should resume", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: first" }, ORIGIN);
+    await events.next("turn-completed");
+    // Claude Code's state is gone (deleted, or another machine): --resume answers "No conversation found".
+    await rm(join(home, "claude-state"), { recursive: true, force: true });
+    await page.request("sendText", { sessionId, turnId: "turn-2", text: "report-resume" }, ORIGIN);
+    await expect.poll(() => events.seen.filter((event) => event.type === "turn-completed").length, { timeout: 10_000 }).toBe(2);
+    const restarted = events.seen.find((event) => event.type === "activity-updated");
+    expect(restarted).toMatchObject({ turnId: "turn-2", activity: { kind: "other", title: expect.stringContaining("started a new one") } });
+    const answers = events.seen.flatMap((event) => (event.type === "chat-completed" ? [event.text] : []));
+    expect(answers).toEqual(["first", "resumed=none"]);
+    expect(events.seen.some((event) => event.type === "turn-failed")).toBe(false);
+    // The next turn resumes the new conversation.
+    await page.request("sendText", { sessionId, turnId: "turn-3", text: "report-resume" }, ORIGIN);
+    await expect.poll(() => events.seen.filter((event) => event.type === "turn-completed").length, { timeout: 10_000 }).toBe(3);
+    expect(events.seen.flatMap((event) => (event.type === "chat-completed" ? [event.text] : [])).at(-1)).toMatch(/^resumed=[0-9a-f-]{36}$/);
+    page.close();
   });
 
   it("snapshots the effort profile at creation: later settings edits do not reach the session", async () => {

@@ -36,6 +36,8 @@ describe("Session event sequence", () => {
   it("sends an error in place of an event too large to send, so seq has no gap", async () => {
     const published: SessionEventEnvelope[] = [];
     const adapter = {
+      displayName: "Stand-in",
+      capabilities: { textDeltas: true, resume: true },
       runTurn: async (_request: unknown, onEvent: (event: unknown) => void) => {
         onEvent({ type: "message-completed", messageId: "m1", text: "x".repeat(MAX_CORE_FRAME_BYTES + 1) });
         onEvent({ type: "message-completed", messageId: "m2", text: "still here" });

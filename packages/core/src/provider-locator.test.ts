@@ -25,7 +25,7 @@ function slowProvider(answers: readonly ("available" | "timed-out" | "broken")[]
     code: "claude",
     displayName: "Fake Claude",
     programName: "fake-claude",
-    capabilities: { textDeltas: true, resume: true, effort: true },
+    capabilities: { textDeltas: true, resume: true },
     defaultEffortProfiles: () => ({ low: [], medium: [], high: [] }),
     discover: async (executablePath): Promise<ProviderDiscovery> => {
       const answer = answers[Math.min(probes, answers.length - 1)];

@@ -4,7 +4,6 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { CreateSessionInput, SessionInfo } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { CorePaths } from "./core-paths.js";
-import { validateEffortArgv } from "./effort-profile.js";
 import { ProviderLocator } from "./provider-locator.js";
 import type { ProviderProcessLedger } from "./provider-process-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
@@ -50,7 +49,7 @@ export class SessionManager {
     }
     const located = await this.#locator.locate(provider, input.provider === undefined, settings.providers[provider]?.path);
     const effortLevel = input.effortLevel ?? settings.defaultEffortLevel;
-    const effortArgv = validateEffortArgv(
+    const effortArgv = located.adapter.validateEffortArgv(
       configuredEffortArgv(settings, provider, effortLevel) ?? located.adapter.defaultEffortProfiles()[effortLevel],
       `effort profile ${provider}/${effortLevel}`,
     );

@@ -8,7 +8,7 @@ import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
 import { log } from "./logger.js";
 import type { ProviderProcessLedger } from "./provider-process-ledger.js";
-import type { ProviderAdapter, ProviderEvent } from "./providers/provider-adapter.js";
+import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome } from "./providers/provider-adapter.js";
 import { ToolCallWaiter } from "./tool-call-waiter.js";
 import type { ToolRegistry } from "./tool-registry.js";
 import type { ThreadCapability } from "./thread-capability.js";
@@ -190,28 +190,28 @@ export class Session {
     const { setup } = this;
     this.#emit({ type: "turn-started", turnId: turn.turnId, turnKind: turn.kind });
     this.#setStatus("running", turn.turnId);
-    const prompt =
-      this.#providerSessionId === null
-        ? buildFirstPrompt({ threadId: this.id, guidance: setup.guidance, tools: setup.tools.list(), userText: turn.text })
-        : turn.text;
     this.#armIdleWatch(turn);
     const recordings: Promise<number>[] = [];
-    const outcome = await setup.adapter.runTurn(
-      {
-        executablePath: setup.executablePath,
-        prompt,
-        workspacePath: setup.workspace.path,
-        providerSessionId: this.#providerSessionId,
-        model: setup.model,
-        effortArgv: setup.effortArgv,
-        env: this.#providerEnv(),
-        signal: turn.controller.signal,
-        onProcessStarted: (pid) => {
-          recordings.push(setup.processLedger.record(pid).then(() => pid, () => pid));
+    // A provider that cannot resume starts a fresh conversation, with the whole first prompt, every turn.
+    const resumeId = setup.adapter.capabilities.resume ? this.#providerSessionId : null;
+    let outcome = await this.#runProvider(turn, resumeId, recordings);
+    if (!outcome.ok && outcome.conversationLost && resumeId !== null && !turn.controller.signal.aborted) {
+      // The provider no longer has the conversation (its state was deleted, or it lives elsewhere): every later turn
+      // would fail the same way, so start a new one with the full first prompt and say so.
+      this.#providerSessionId = null;
+      this.#emit({
+        type: "activity-updated",
+        turnId: turn.turnId,
+        activity: {
+          id: `conversation-restarted-${turn.turnId}`,
+          kind: "other",
+          status: "completed",
+          title: `${setup.adapter.displayName} no longer had the earlier conversation; started a new one`,
+          detail: outcome.error.message,
         },
-      },
-      (event) => this.#onProviderEvent(turn, event),
-    );
+      });
+      outcome = await this.#runProvider(turn, null, recordings);
+    }
     this.#pauseIdleWatch();
     for (const pid of await Promise.all(recordings)) await setup.processLedger.forget(pid).catch(() => undefined);
     // Anything still waiting on this turn (a tool call whose CLI outlived the provider) ends with it.
@@ -229,6 +229,32 @@ export class Session {
     this.#setStatus(outcome.error.code === "TURN_CANCELLED" ? "idle" : "error", turn.turnId);
   }
 
+  /** One run of the provider for `turn`: continuing `resumeId`, or a new conversation that gets the first prompt. */
+  #runProvider(turn: ActiveTurn, resumeId: string | null, recordings: Promise<number>[]): Promise<ProviderTurnOutcome> {
+    const { setup } = this;
+    const prompt =
+      resumeId === null
+        ? buildFirstPrompt({ threadId: this.id, guidance: setup.guidance, tools: setup.tools.list(), userText: turn.text })
+        : turn.text;
+    return setup.adapter.runTurn(
+      {
+        executablePath: setup.executablePath,
+        prompt,
+        workspacePath: setup.workspace.path,
+        providerSessionId: resumeId,
+        access: setup.access,
+        model: setup.model,
+        effortArgv: setup.effortArgv,
+        env: this.#providerEnv(),
+        signal: turn.controller.signal,
+        onProcessStarted: (pid) => {
+          recordings.push(setup.processLedger.record(pid).then(() => pid, () => pid));
+        },
+      },
+      (event) => this.#onProviderEvent(turn, event),
+    );
+  }
+
   #onProviderEvent(turn: ActiveTurn, event: ProviderEvent): void {
     if (turn.controller.signal.aborted) return;
     if (this.#toolCalls.size === 0) this.#armIdleWatch(turn);
@@ -240,6 +266,10 @@ export class Session {
         this.#emit({ type: "chat-delta", turnId: turn.turnId, messageId: event.messageId, delta: event.delta });
         return;
       case "message-completed":
+        // Without deltas of its own the provider's message still reaches delta-driven apps, once, whole.
+        if (!this.setup.adapter.capabilities.textDeltas) {
+          this.#emit({ type: "chat-delta", turnId: turn.turnId, messageId: event.messageId, delta: event.text });
+        }
         this.#emit({ type: "chat-completed", turnId: turn.turnId, messageId: event.messageId, text: event.text });
         return;
       case "activity":

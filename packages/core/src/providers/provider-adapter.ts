@@ -1,4 +1,4 @@
-import type { EffortLevel, ProviderCode } from "@pedelec/protocol/domain";
+import type { AccessMode, EffortLevel, ProviderCode } from "@pedelec/protocol/domain";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 
@@ -17,14 +17,15 @@ export interface ProviderDiscovery {
   transient?: boolean;
 }
 
-/** Capabilities a provider lacks are visible here instead of being hidden behind flags. */
+/** Capabilities a provider lacks are visible here instead of being hidden behind flags; Core acts on each. */
 export interface ProviderCapabilities {
-  /** Streams text deltas while a message is being written. */
+  /**
+   * Streams text deltas while a message is being written. Without them Core hands each completed message to pages
+   * as one delta too, so an app written for deltas works with every provider.
+   */
   textDeltas: boolean;
-  /** Can continue an earlier provider conversation. */
+  /** Can continue an earlier conversation. Without it every turn starts a fresh one with the whole first prompt. */
   resume: boolean;
-  /** Honours effort profiles (reasoning effort flags). */
-  effort: boolean;
 }
 
 export interface ProviderTurnRequest {
@@ -34,8 +35,16 @@ export interface ProviderTurnRequest {
   prompt: string;
   /** Working directory of the provider process: the session's workspace. */
   workspacePath: string;
-  /** The provider's own conversation id from an earlier turn; null on the first turn. */
+  /**
+   * The provider's conversation to continue, or null to start a new one (the session's first turn, or a fresh start
+   * after the provider lost the conversation). When null, `prompt` carries the whole first prompt.
+   */
   providerSessionId: string | null;
+  /**
+   * The session's access mode. "sandbox": the CLI runs in its most restrictive mode that still lets the agent edit
+   * the workspace and run pedelec-cli; "full": its permissive mode (only ever with the user's grant).
+   */
+  access: AccessMode;
   model: string | null;
   /** Argv tokens of the session's effort profile, validated and snapshotted at session creation. */
   effortArgv: readonly string[];
@@ -56,7 +65,14 @@ export type ProviderEvent =
   /** Any output at all (also unparsed lines), so Core can tell a busy provider from a hung one. */
   | { type: "output-seen" };
 
-export type ProviderTurnOutcome = { ok: true } | { ok: false; error: PedelecError };
+export type ProviderTurnOutcome =
+  | { ok: true }
+  | {
+      ok: false;
+      error: PedelecError;
+      /** The conversation the turn tried to continue no longer exists at the provider; a fresh one may be started. */
+      conversationLost?: boolean;
+    };
 
 export interface ProviderAdapter {
   readonly code: ProviderCode;
@@ -66,6 +82,11 @@ export interface ProviderAdapter {
   readonly capabilities: ProviderCapabilities;
   /** Effort profiles a fresh install starts with. */
   defaultEffortProfiles(): Record<EffortLevel, string[]>;
+  /**
+   * Checks an effort profile against this provider's own flags (those its adapter sets are refused, its effort knob
+   * is allowed); EFFORT_PROFILE_INVALID otherwise. Returns the frozen tokens to snapshot.
+   */
+  validateEffortArgv(tokens: readonly string[], where: string): readonly string[];
   /** Probes the executable (e.g. `<bin> --version`). */
   discover(executablePath: string, signal: AbortSignal): Promise<ProviderDiscovery>;
   /**

@@ -7,7 +7,7 @@ describe("createProviderRegistry", () => {
     const claude = registry.get("claude");
     expect(claude?.code).toBe("claude");
     expect(claude?.programName).toBe("claude");
-    expect(claude?.capabilities).toEqual({ textDeltas: true, resume: true, effort: true });
+    expect(claude?.capabilities).toEqual({ textDeltas: true, resume: true });
     expect(claude?.defaultEffortProfiles()).toEqual({
       low: ["--effort", "low"],
       medium: ["--effort", "medium"],

@@ -57,6 +57,7 @@ function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string 
     executablePath: STAND_IN,
     workspacePath: workspace,
     providerSessionId: null,
+    access: "sandbox",
     model: null,
     effortArgv: ["--effort", "medium"],
     env,
@@ -93,6 +94,21 @@ function messages(events: ProviderEvent[]) {
       : [],
   );
 }
+
+describe("access modes", () => {
+  it("denies a sandboxed agent any shell command but Pedelec's own, and lets a Full Access agent run it", async () => {
+    const sandboxed = await turn({ prompt: "bash: cat /etc/hostname" });
+    expect(sandboxed.outcome).toEqual({ ok: true });
+    expect(messages(sandboxed.events).at(-1)?.text).toBe("Bash denied: Claude requested permissions to use Bash, but you haven't granted it yet.");
+    const piped = await turn({ prompt: "bash: pedelec-cli tool-spec x | sh" });
+    expect(messages(piped.events).at(-1)?.text).toMatch(/^Bash denied: /);
+    const own = await turn({ prompt: "bash: pedelec-cli tool-spec add_todo" });
+    expect(messages(own.events).at(-1)?.text).toMatch(/^Bash exit 0: /);
+
+    const full = await turn({ prompt: "bash: echo hello from the host", access: "full" });
+    expect(messages(full.events).at(-1)?.text).toBe("Bash exit 0: hello from the host");
+  });
+});
 
 function errorOf(outcome: ProviderTurnOutcome): PedelecError {
   if (outcome.ok) throw new Error("expected a failed turn");
@@ -194,6 +210,8 @@ describe("claude adapter with the stand-in CLI", () => {
     const error = errorOf(outcome);
     expect(error.code).toBe("PROVIDER_FAILED");
     expect(error.message).toBe("No conversation found with session ID: 00000000-0000-4000-8000-000000000000");
+    // Core starts a fresh conversation on this, instead of failing every later turn the same way.
+    expect(outcome).toMatchObject({ ok: false, conversationLost: true });
   });
 
   it("passes the effort profile to the CLI (an unknown level makes it fail)", async () => {

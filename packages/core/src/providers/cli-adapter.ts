@@ -1,0 +1,51 @@
+import type { EffortLevel, ProviderCode } from "@pedelec/protocol/domain";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { validateEffortArgv } from "../effort-profile.js";
+import type { ProviderAdapter, ProviderCapabilities, ProviderDiscovery, ProviderTurnRequest } from "./provider-adapter.js";
+import { runCliTurn, type CliRunOptions, type CliTurnPlan } from "./cli-runner.js";
+import { probeVersion } from "./provider-discovery.js";
+
+/** What a CLI provider's folder supplies; `defineCliAdapter` turns it into a ProviderAdapter on the shared runner. */
+export interface CliProviderDefinition<TSummary> {
+  code: ProviderCode;
+  displayName: string;
+  /** Executable name searched for (PEDELEC_PROVIDER_PATH, the recorded path, PATH, the usual install folders). */
+  programName: string;
+  capabilities: ProviderCapabilities;
+  defaultEffortProfiles(): Record<EffortLevel, string[]>;
+  /**
+   * Flags the adapter sets itself (working directory, sandbox and permissions, output format, resume, prompt, model):
+   * an effort profile may not carry them. Matched on the flag name before any `=`.
+   */
+  ownedFlags: readonly string[];
+  /**
+   * A token that looks like an owned flag but is this CLI's own effort knob (codex `-c model_reasoning_effort=…`);
+   * `next` is the token after it, for flags whose value is separate.
+   */
+  isEffortKnob?(token: string, next: string | undefined): boolean;
+  /** Probes the executable; defaults to `<bin> --version`. */
+  discover?(executablePath: string, signal: AbortSignal): Promise<ProviderDiscovery>;
+  /** The argv, stdin, parser and outcome mapping of one turn. Throws a PedelecError for input it cannot express. */
+  planTurn(request: ProviderTurnRequest): CliTurnPlan<TSummary>;
+}
+
+export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSummary>, options: CliRunOptions = {}): ProviderAdapter {
+  return {
+    code: definition.code,
+    displayName: definition.displayName,
+    programName: definition.programName,
+    capabilities: definition.capabilities,
+    defaultEffortProfiles: () => definition.defaultEffortProfiles(),
+    validateEffortArgv: (tokens, where) => validateEffortArgv(tokens, where, definition),
+    discover: (executablePath, signal) => (definition.discover ?? probeVersion)(executablePath, signal),
+    runTurn: async (request, onEvent) => {
+      let plan: CliTurnPlan<TSummary>;
+      try {
+        plan = definition.planTurn(request);
+      } catch (error) {
+        return { ok: false, error: PedelecError.from(error, "INVALID_INPUT") };
+      }
+      return runCliTurn(definition.programName, plan, request, onEvent, options);
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "./provider-adapter.js";
+import { runProviderProcess, type ProviderProcessResult } from "./provider-process.js";
+
+/** Turns one CLI's stdout lines into normalized events, and says at the end what the stream showed. */
+export interface CliStreamParser<TSummary> {
+  feed(line: string): ProviderEvent[];
+  /** A line longer than the line limit was dropped unread. */
+  lineDropped(byteLength: number): ProviderEvent[];
+  /** The stream ended. */
+  finish(): ProviderEvent[];
+  summary(): TSummary;
+}
+
+/** Everything one CLI needs to run one turn: its argv, what goes on stdin, its parser, and how it ended. */
+export interface CliTurnPlan<TSummary> {
+  args: string[];
+  /** Written to stdin, which is then closed ("" when the prompt travels in argv). */
+  stdin: string;
+  parser: CliStreamParser<TSummary>;
+  /**
+   * How a run that finished on its own (not cancelled) ended: the CLI's auth and failure signals mapped to coded
+   * errors. Spawn failures are mapped by the runner before this is asked.
+   */
+  outcome(run: ProviderProcessResult, summary: TSummary): ProviderTurnOutcome;
+}
+
+export interface CliRunOptions {
+  /** Time between SIGTERM and SIGKILL of the process group on cancel. */
+  killGraceMs?: number;
+}
+
+/**
+ * The run loop every CLI provider shares: spawns the CLI as a process-group leader in the workspace, feeds stdout
+ * lines to the plan's parser, hands events on (a throwing listener fails the turn instead of the read loop), maps a
+ * cancel to its reason and a spawn failure to PROVIDER_UNAVAILABLE, and lets the plan judge everything else.
+ */
+export async function runCliTurn<TSummary>(
+  programName: string,
+  plan: CliTurnPlan<TSummary>,
+  request: ProviderTurnRequest,
+  onEvent: (event: ProviderEvent) => void,
+  options: CliRunOptions = {},
+): Promise<ProviderTurnOutcome> {
+  let listenerError: unknown = null;
+  const deliver = (events: ProviderEvent[]): void => {
+    for (const event of events) {
+      try {
+        onEvent(event);
+      } catch (error) {
+        listenerError ??= error;
+      }
+    }
+  };
+  const run = await runProviderProcess({
+    executablePath: request.executablePath,
+    args: plan.args,
+    cwd: request.workspacePath,
+    env: request.env,
+    stdin: plan.stdin,
+    signal: request.signal,
+    onStdoutLine: (line) => deliver(plan.parser.feed(line)),
+    onStdoutLineDropped: (byteLength) => deliver(plan.parser.lineDropped(byteLength)),
+    ...(request.onProcessStarted === undefined ? {} : { onSpawned: request.onProcessStarted }),
+    ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
+  });
+  deliver(plan.parser.finish());
+
+  if (request.signal.aborted) {
+    const reason: unknown = request.signal.reason;
+    return { ok: false, error: reason instanceof PedelecError ? reason : new PedelecError("TURN_CANCELLED", "The turn was cancelled") };
+  }
+  if (listenerError !== null) {
+    return { ok: false, error: PedelecError.from(listenerError, "PROVIDER_FAILED", "a provider event listener failed") };
+  }
+  if (run.spawnError) {
+    return {
+      ok: false,
+      error: new PedelecError("PROVIDER_UNAVAILABLE", `${programName} could not be started: ${run.spawnError.message}`, {
+        spawnErrorCode: run.spawnError.code,
+      }),
+    };
+  }
+  return plan.outcome(run, plan.parser.summary());
+}
+
+/** PROVIDER_FAILED for a CLI that exited non-zero or was killed, carrying its stderr. */
+export function exitFailure(programName: string, run: ProviderProcessResult, fallbackMessage = ""): PedelecError {
+  const status = run.exitCode === null ? `was killed by ${run.signal ?? "a signal"}` : `exited with code ${run.exitCode}`;
+  return new PedelecError("PROVIDER_FAILED", run.stderr.trim() || fallbackMessage || `${programName} ${status}`, {
+    exitCode: run.exitCode,
+    signal: run.signal,
+    stderr: run.stderr,
+    stderrTruncated: run.stderrTruncated,
+  });
+}
