@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
 import { copyFile, mkdtemp, readFile, readdir, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
@@ -15,7 +16,11 @@ const run = promisify(execFile);
 export const repoRoot = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const extensionDir = join(repoRoot, "packages/extension/dist");
 const pedelecBin = join(repoRoot, "packages/cli/bin/pedelec.js");
-const standInDir = join(repoRoot, "test/stand-ins/claude");
+/** Every provider stand-in's folder (test/stand-ins/<provider>/), searched before anything else for provider CLIs. */
+const standInPath = readdirSync(join(repoRoot, "test/stand-ins"), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => join(repoRoot, "test/stand-ins", entry.name))
+  .join(delimiter);
 const sdkBundle = join(repoRoot, "packages/sdk/dist/pedelec.browser.js");
 
 export interface StaticServer {
@@ -65,7 +70,7 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PEDELEC_HOME: home,
-    PEDELEC_PROVIDER_PATH: standInDir,
+    PEDELEC_PROVIDER_PATH: standInPath,
     CLAUDE_CONFIG_DIR: join(home, "claude-state"),
   };
   const pedelec = async (...args: string[]) => {
