@@ -91,3 +91,44 @@ describe("pedelec status / stop / usage", () => {
     expect((await pedelec("start", "--bogus")).code).toBe(1);
   });
 });
+
+describe("pedelec providers / config", () => {
+  it("lists every provider with its availability, version and reason, as a table or JSON", async () => {
+    const env = { PEDELEC_PROVIDER_PATH: standInDir, PATH: "/usr/bin:/bin" };
+    const json = await pedelecWith(env, "providers", "--json");
+    expect(json.code).toBe(0);
+    const providers = JSON.parse(json.out) as { code: string; available: boolean; version: string | null; error: string | null }[];
+    expect(providers.find((provider) => provider.code === "claude")).toEqual({
+      code: "claude",
+      name: "Claude Code",
+      available: true,
+      version: "2.1.332",
+      error: null,
+    });
+    expect(providers.filter((provider) => !provider.available).every((provider) => (provider.error ?? "").length > 0)).toBe(true);
+    const table = await pedelecWith(env, "providers");
+    expect(table.out.split("\n")[0]).toMatch(/^code\s+name\s+available\s+version\s+error$/);
+    expect(table.out).toMatch(/claude\s+Claude Code\s+yes\s+2\.1\.332/);
+  });
+
+  it("sets and reads settings, validated as Core validates them", async () => {
+    expect((await pedelec("config", "set", "defaultProvider", "claude")).code).toBe(0);
+    expect((await pedelec("config", "set", "defaultModels.claude", "opus")).code).toBe(0);
+    expect((await pedelec("config", "set", "effortProfiles.claude.high", '["--effort","max"]')).code).toBe(0);
+    expect((await pedelec("config", "get", "defaultProvider")).out).toBe("claude");
+    expect(JSON.parse((await pedelec("config", "get", "effortProfiles.claude.high", "--json")).out)).toEqual(["--effort", "max"]);
+    // A level nobody configured shows the provider's default profile.
+    expect(JSON.parse((await pedelec("config", "get", "effortProfiles.claude.low", "--json")).out)).toEqual(["--effort", "low"]);
+    const all = JSON.parse((await pedelec("config", "get", "--json")).out) as Record<string, unknown>;
+    expect(all).toMatchObject({ defaultProvider: "claude", "defaultModels.claude": "opus" });
+
+    const refused = await pedelec("config", "set", "effortProfiles.claude.low", '["--dangerously-skip-permissions"]');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain("EFFORT_PROFILE_INVALID");
+    expect((await pedelec("config", "set", "defaultEffortLevel", "extreme")).code).toBe(1);
+    expect((await pedelec("config", "set", "favouriteColour", "blue")).err).toContain("unknown key");
+    // Nothing refused reached the file.
+    const settings = JSON.parse(await readFile(join(home, "settings.json"), "utf8")) as Record<string, unknown>;
+    expect(settings).toEqual({ defaultProvider: "claude", defaultModels: { claude: "opus" }, effortProfiles: { claude: { high: ["--effort", "max"] } } });
+  });
+});

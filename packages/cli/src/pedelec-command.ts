@@ -3,10 +3,14 @@ import { CoreConnection } from "@pedelec/core/core-client";
 import { launchCoreDetached, waitForCore } from "@pedelec/core/core-launcher";
 import { runCoreForeground } from "@pedelec/core/core-main";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { ProviderLocator } from "@pedelec/core/provider-locator";
 import { recordProviderPaths } from "@pedelec/core/provider-path-recorder";
+import { reportProviders } from "@pedelec/core/provider-status";
+import { loadSettings } from "@pedelec/core/settings";
 import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { readConfig, setConfig } from "./config-command.js";
 import { writeLaunchers } from "./launchers.js";
 import { nativeHostManifestDir, removeNativeHostManifest, writeNativeHostManifest, type BrowserName } from "./native-host-manifest.js";
 
@@ -20,6 +24,13 @@ Commands:
                        Register the native messaging host with the browser
   uninstall [--browser chrome|chromium] [--user-data-dir DIR]
                        Remove that registration
+  providers [--json]   Show which agent CLIs this machine can run, and why the others cannot
+  config get [key] [--json]
+                       Show settings (all of them, or one key)
+  config set <key> <value>
+                       Change a setting, checked as Core checks it; a running Core uses it for the next session.
+                       Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>,
+                       effortProfiles.<provider>.<low|medium|high> (a JSON array of argv tokens), providers.<provider>.path
 
 Environment: PEDELEC_HOME (default ~/.pedelec) holds everything Core owns.`;
 
@@ -109,6 +120,45 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
         for (const { provider, path } of recorded) io.out(`Provider ${provider}: ${path} (recorded in ${paths.settingsFile})`);
         return 0;
       }
+      case "providers": {
+        const { values } = parseArgs({ args: rest, options: { json: { type: "boolean", default: false } }, strict: true });
+        const registry = createProviderRegistry();
+        const reports = await reportProviders(registry, new ProviderLocator(registry, io.env), await loadSettings(paths.settingsFile));
+        if (values.json) {
+          io.out(JSON.stringify(reports.map(({ code, name, available, version, error }) => ({ code, name, available, version, error })), null, 2));
+        } else {
+          io.out(formatTable(["code", "name", "available", "version", "error"], reports.map((report) => [
+            report.code, report.name, report.available ? "yes" : "no", report.version ?? "", report.error ?? "",
+          ])));
+        }
+        return 0;
+      }
+      case "config": {
+        const [action, ...operands] = rest;
+        const { values, positionals } = parseArgs({ args: operands, options: { json: { type: "boolean", default: false } }, allowPositionals: true, strict: true });
+        const registry = createProviderRegistry();
+        if (action === "get" && positionals.length <= 1) {
+          const all = await readConfig(paths.settingsFile, registry);
+          const key = positionals[0];
+          if (key !== undefined && !Object.hasOwn(all, key)) {
+            io.err(`unknown key ${JSON.stringify(key)}`);
+            return 2;
+          }
+          const shown = key === undefined ? all : all[key];
+          if (values.json) io.out(JSON.stringify(shown, null, 2));
+          else if (key !== undefined) io.out(typeof shown === "string" ? shown : JSON.stringify(shown));
+          else for (const [name, value] of Object.entries(all)) io.out(`${name} = ${JSON.stringify(value)}`);
+          return 0;
+        }
+        if (action === "set" && positionals.length === 2) {
+          await setConfig(paths.settingsFile, registry, positionals[0]!, positionals[1]!);
+          if (values.json) io.out(JSON.stringify({ ok: true }));
+          else io.out(`Set ${positionals[0]} in ${paths.settingsFile}.`);
+          return 0;
+        }
+        io.err(`Usage: pedelec config get [key] [--json] | pedelec config set <key> <value>`);
+        return 2;
+      }
       case undefined:
       case "help":
       case "--help":
@@ -124,4 +174,11 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
     io.err(`pedelec ${command}: ${coded.message} [${coded.code}]`);
     return 1;
   }
+}
+
+/** Plain columns, padded to the widest cell. */
+function formatTable(headings: string[], rows: string[][]): string {
+  const widths = headings.map((heading, column) => Math.max(heading.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd();
+  return [line(headings), ...rows.map(line)].join("\n");
 }

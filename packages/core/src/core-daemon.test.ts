@@ -219,6 +219,26 @@ describe("Core sessions", () => {
     client.close();
   });
 
+  it("lists every provider with a reason for the unavailable ones, and shows pages only the public settings", async () => {
+    await writeFile(
+      join(home, "settings.json"),
+      JSON.stringify({ defaultProvider: "claude", defaultModels: { claude: "opus" }, providers: { claude: { path: join(standInDir, "claude") } } }),
+    );
+    core = await startCore({ ...env, PEDELEC_PROVIDER_PATH: join(home, "empty"), PATH: "/usr/bin:/bin" });
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const providers = await page.request("listProviders", {}, ORIGIN);
+    expect(providers.map((provider) => provider.code)).toEqual(["codex", "antigravity", "opencode", "cursor", "claude", "ollama"]);
+    // Found through the path `pedelec install` recorded, though it is on no search path.
+    expect(providers.find((provider) => provider.code === "claude")).toEqual({ code: "claude", name: "Claude Code", available: true, error: null });
+    for (const provider of providers.filter((candidate) => !candidate.available)) expect(provider.error).toMatch(/\S/);
+    expect(await page.request("getSettings", {}, ORIGIN)).toEqual({ defaultProvider: "claude", defaultEffortLevel: "medium", defaultModels: { claude: "opus" } });
+
+    // A broken edit is reported and the last good settings stay in force.
+    await writeFile(join(home, "settings.json"), "{ not json");
+    expect(await page.request("getSettings", {}, ORIGIN)).toMatchObject({ defaultProvider: "claude" });
+    page.close();
+  });
+
   it("keeps a session to its origin, and does not tell another origin that it exists", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);

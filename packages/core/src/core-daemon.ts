@@ -13,7 +13,7 @@ import { ProviderProcessLedger } from "./provider-process-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
 import { createRequestRouter } from "./request-router.js";
 import { SessionManager } from "./session-manager.js";
-import { loadSettings } from "./settings.js";
+import { SettingsSource } from "./settings.js";
 import { sweepManagedWorkspaces } from "./workspace.js";
 
 export interface RunningCore {
@@ -47,6 +47,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
   const swept = await sweepManagedWorkspaces(paths.workspacesDir);
   if (swept > 0) log("info", "removed workspaces left by an earlier run", { count: swept });
 
+  const settings = new SettingsSource(paths.settingsFile, (problem) => log("warn", "settings.json is not usable", { problem }));
   const connections = new Set<CoreClientConnection>();
   const publish = (envelope: SessionEventEnvelope): void => {
     for (const connection of connections) {
@@ -55,7 +56,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
   };
   const sessions = new SessionManager({
     paths,
-    loadSettings: () => loadSettings(paths.settingsFile),
+    loadSettings: () => settings.current(),
     providers: createProviderRegistry(),
     env,
     processLedger,

@@ -45,6 +45,11 @@ export class ProviderLocator {
     return { adapter, executablePath: discovery.executablePath };
   }
 
+  /** What discovery says about `adapter` now (shared and cached like locate's probes). */
+  discover(adapter: ProviderAdapter, configuredPath?: string): Promise<ProviderDiscovery> {
+    return this.#discover(adapter, configuredPath);
+  }
+
   #discover(adapter: ProviderAdapter, configuredPath: string | undefined): Promise<ProviderDiscovery> {
     const key = `${adapter.code}\0${configuredPath ?? ""}`;
     const cached = this.#cache.get(key);

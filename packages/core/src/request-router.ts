@@ -63,6 +63,8 @@ export function createRequestRouter(context: RouterContext) {
       accepted: sessions.getForOrigin(payload.sessionId, origin).submitToolResult(payload.toolRequestId, payload.outcome),
     }),
     cancelTurn: (payload, origin) => ({ cancelled: sessions.getForOrigin(payload.sessionId, origin).cancelTurn() }),
+    listProviders: () => sessions.listProviders(),
+    getSettings: () => sessions.publicSettings(),
     endSession: async (payload, origin) => ({
       ended: await sessions.getForOrigin(payload.sessionId, origin).end("requested"),
     }),

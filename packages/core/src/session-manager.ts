@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { CreateSessionInput, SessionInfo } from "@pedelec/protocol/requests";
+import type { CreateSessionInput, ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { CorePaths } from "./core-paths.js";
 import { ProviderLocator } from "./provider-locator.js";
+import { reportProviders } from "./provider-status.js";
 import type { ProviderProcessLedger } from "./provider-process-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { Session } from "./session.js";
@@ -111,6 +112,18 @@ export class SessionManager {
       throw new PedelecError("THREAD_NOT_FOUND", `no session ${sessionId} for ${origin}`);
     }
     return session;
+  }
+
+  /** Every provider Pedelec knows, whether this machine can run it, and a sentence saying why not. */
+  async listProviders(): Promise<ProviderStatus[]> {
+    const reports = await reportProviders(this.options.providers, this.#locator, await this.options.loadSettings());
+    return reports.map(({ code, name, available, error }) => ({ code, name, available, error }));
+  }
+
+  /** The defaults a page may read; paths, keys and profiles stay in Core. */
+  async publicSettings(): Promise<PublicSettings> {
+    const { defaultProvider, defaultEffortLevel, defaultModels } = await this.options.loadSettings();
+    return { defaultProvider, defaultEffortLevel, defaultModels };
   }
 
   /** The last route following `sessionId` closed; see Session.watchUnfollowedTurn. */

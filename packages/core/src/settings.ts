@@ -92,3 +92,31 @@ export async function updateSettingsFile(
   }
   return checked.data;
 }
+
+/**
+ * Core's view of settings.json: read afresh for every use, so edits apply to the next session without a restart. A
+ * file that cannot be read or is invalid is reported (with its path and the problem) and the last good settings stay
+ * in force, so one bad edit never takes Core down.
+ */
+export class SettingsSource {
+  #lastGood: Settings = settingsFileSchema.parse({});
+  #lastProblem: string | null = null;
+
+  constructor(
+    private readonly settingsFile: string,
+    private readonly report: (problem: string) => void,
+  ) {}
+
+  async current(): Promise<Settings> {
+    try {
+      this.#lastGood = await loadSettings(this.settingsFile);
+      this.#lastProblem = null;
+    } catch (error) {
+      const problem = `${(error as Error).message}; keeping the last good settings`;
+      // Said once per distinct problem, not on every read.
+      if (problem !== this.#lastProblem) this.report(problem);
+      this.#lastProblem = problem;
+    }
+    return this.#lastGood;
+  }
+}

@@ -31,6 +31,8 @@ export const PAGE_SESSION_REQUEST_TYPES = [
   "submitToolResult",
   "cancelTurn",
   "endSession",
+  "listProviders",
+  "getSettings",
 ] as const satisfies readonly SessionRequestType[];
 export type PageSessionRequestType = (typeof PAGE_SESSION_REQUEST_TYPES)[number];
 
@@ -42,6 +44,8 @@ export const pageRequestSchemas = {
   submitToolResult: sessionRequestSchemas.submitToolResult,
   cancelTurn: sessionRequestSchemas.cancelTurn,
   endSession: sessionRequestSchemas.endSession,
+  listProviders: sessionRequestSchemas.listProviders,
+  getSettings: sessionRequestSchemas.getSettings,
 } as const;
 export type PageRequestType = keyof typeof pageRequestSchemas;
 export type PageRequestPayload<T extends PageRequestType> = z.input<(typeof pageRequestSchemas)[T]["payload"]>;

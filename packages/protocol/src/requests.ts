@@ -50,6 +50,24 @@ export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 
 const sessionRef = z.strictObject({ sessionId: sessionIdSchema });
 
+/** One provider as `listProviders()` reports it. */
+export const providerStatusSchema = z.object({
+  code: providerCodeSchema,
+  name: z.string(),
+  available: z.boolean(),
+  /** A sentence the user can act on when unavailable ("not installed", "… not signed in — run `codex login`"). */
+  error: z.string().nullable(),
+});
+export type ProviderStatus = z.infer<typeof providerStatusSchema>;
+
+/** The settings a page may read: defaults only, never keys or paths. */
+export const publicSettingsSchema = z.object({
+  defaultProvider: providerCodeSchema.nullable(),
+  defaultEffortLevel: effortLevelSchema,
+  defaultModels: z.partialRecord(providerCodeSchema, z.string()),
+});
+export type PublicSettings = z.infer<typeof publicSettingsSchema>;
+
 export const toolResultOutcomeSchema = z.discriminatedUnion("ok", [
   z.strictObject({ ok: z.literal(true), result: boundedJsonValueSchema }),
   z.strictObject({ ok: z.literal(false), error: wireErrorSchema }),
@@ -83,17 +101,21 @@ export const sessionRequestSchemas = {
   endSession: { payload: sessionRef, result: z.object({ ended: z.boolean() }) },
   /** Subscribes the calling connection to a session's events (used when a route reconnects). */
   subscribeSession: { payload: sessionRef, result: z.object({ lastSeq: z.number().int().min(0) }) },
+  /** Which providers this machine can run, and why the others cannot. */
+  listProviders: { payload: z.strictObject({}), result: z.array(providerStatusSchema) },
+  /** The user's defaults; never a secret. */
+  getSettings: { payload: z.strictObject({}), result: publicSettingsSchema },
 } as const;
 export type SessionRequestType = keyof typeof sessionRequestSchemas;
 export const SESSION_REQUEST_TYPES = Object.keys(sessionRequestSchemas) as SessionRequestType[];
+
+/** Largest argument text an agent may pass to a tool call (characters). */
+export const MAX_TOOL_ARGS_JSON_LENGTH = 8 * 1024 * 1024;
 
 /**
  * The secret Core gives only to one session's provider processes (in their environment, as
  * `PEDELEC_THREAD_CAPABILITY`); agent-facing commands present it with the thread id, which alone reaches nothing.
  */
-/** Largest argument text an agent may pass to a tool call (characters). */
-export const MAX_TOOL_ARGS_JSON_LENGTH = 8 * 1024 * 1024;
-
 export const THREAD_CAPABILITY_ENV = "PEDELEC_THREAD_CAPABILITY";
 export const threadCapabilitySchema = z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, "must be the thread capability Core issued");
 

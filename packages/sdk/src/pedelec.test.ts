@@ -70,6 +70,23 @@ describe("Pedelec", () => {
     });
   });
 
+  it("lists providers and reads the defaults through the extension, checking both answers", async () => {
+    const extension = new FakeExtension().install();
+    const providers = [
+      { code: "claude", name: "Claude Code", available: true, error: null },
+      { code: "codex", name: "Codex", available: false, error: "codex is not installed or not on PATH" },
+    ];
+    extension.handle("listProviders", () => providers);
+    extension.handle("getSettings", () => ({ defaultProvider: "claude", defaultEffortLevel: "high", defaultModels: { claude: "opus" } }));
+    const pedelec = new Pedelec();
+    await expect(pedelec.listProviders()).resolves.toEqual(providers);
+    await expect(pedelec.getSettings()).resolves.toEqual({ defaultProvider: "claude", defaultEffortLevel: "high", defaultModels: { claude: "opus" } });
+    extension.handle("getSettings", () => ({ defaultProvider: "claude", defaultEffortLevel: "high", defaultModels: {}, ollamaApiKey: "x" }));
+    expect(await pedelec.getSettings()).not.toHaveProperty("ollamaApiKey");
+    extension.handle("listProviders", () => [{ code: "gemini", name: "Gemini", available: true, error: null }]);
+    expect((await errorOf(pedelec.listProviders())).code).toBe("SDK_PROTOCOL_ERROR");
+  });
+
   it("does not hide real failures of getApprovalStatus", async () => {
     const extension = new FakeExtension().install();
     extension.handle("getApprovalStatus", () => ({ installed: false }));

@@ -5,7 +5,15 @@ import type { SessionInfo } from "@pedelec/protocol/requests";
 import { Bridge } from "./bridge.js";
 import { prepareCreateSession } from "./create-session-input.js";
 import { PedelecSession } from "./pedelec-session.js";
-import type { ApprovalStatus, CreateSessionOptions, PedelecOptions, ToolDefinition, ToolNameOf } from "./types.js";
+import type {
+  ApprovalStatus,
+  CreateSessionOptions,
+  PedelecOptions,
+  PedelecSettings,
+  ProviderAvailability,
+  ToolDefinition,
+  ToolNameOf,
+} from "./types.js";
 
 /** Default bridge timeout: how long a request waits for the extension (approval time excluded). */
 export const DEFAULT_BRIDGE_TIMEOUT_MS = 30_000;
@@ -100,6 +108,31 @@ export class Pedelec {
       }
       throw error;
     }
+  }
+
+  /**
+   * Every provider Pedelec knows, whether this machine can run it now, and a sentence saying why not. Needs the
+   * origin's approval (CREATE_SESSION_NOT_APPROVED before it).
+   *
+   * @example
+   * ```ts
+   * for (const provider of await pedelec.listProviders()) console.log(provider.name, provider.available || provider.error);
+   * ```
+   */
+  async listProviders(): Promise<ProviderAvailability[]> {
+    return (await this.#bridge.request("listProviders", {})).result as PageRequestResult<"listProviders">;
+  }
+
+  /**
+   * The user's defaults (provider, effort level, models); never secrets. Needs the origin's approval.
+   *
+   * @example
+   * ```ts
+   * const { defaultProvider } = await pedelec.getSettings();
+   * ```
+   */
+  async getSettings(): Promise<PedelecSettings> {
+    return (await this.#bridge.request("getSettings", {})).result as PageRequestResult<"getSettings">;
   }
 
   /**

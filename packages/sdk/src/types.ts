@@ -338,3 +338,35 @@ export interface ApprovalStatus {
   /** True when the extension holds a live connection to the desktop runtime. */
   appConnected: boolean;
 }
+
+/**
+ * One provider as the user's machine has it: whether Pedelec can run it now, and if not, why.
+ *
+ * @example
+ * ```ts
+ * const providers = await pedelec.listProviders();
+ * const usable = providers.filter((provider) => provider.available).map((provider) => provider.code);
+ * ```
+ */
+export interface ProviderAvailability {
+  code: ProviderCode;
+  /** The product's name, e.g. "Claude Code". */
+  name: string;
+  available: boolean;
+  /** A sentence the user can act on when `available` is false; null otherwise. */
+  error: string | null;
+}
+
+/**
+ * The user's defaults in Pedelec Desktop. Secrets and local paths are never included.
+ *
+ * @example
+ * ```ts
+ * const { defaultProvider } = await pedelec.getSettings();
+ * ```
+ */
+export interface PedelecSettings {
+  defaultProvider: ProviderCode | null;
+  defaultEffortLevel: EffortLevel;
+  defaultModels: Partial<Record<ProviderCode, string>>;
+}

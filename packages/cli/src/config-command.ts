@@ -1,0 +1,99 @@
+import { EFFORT_LEVELS, PROVIDER_CODES, effortLevelSchema, providerCodeSchema, type ProviderCode } from "@pedelec/protocol/domain";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { ProviderRegistry } from "@pedelec/core/providers/provider-registry";
+import { loadSettings, updateSettingsFile, type Settings } from "@pedelec/core/settings";
+import { isAbsolute } from "node:path";
+
+/** The keys `pedelec config` reads and writes, as `a.b.c` paths into settings.json. */
+export const CONFIG_KEYS = [
+  "defaultProvider",
+  "defaultEffortLevel",
+  ...PROVIDER_CODES.map((code) => `defaultModels.${code}`),
+  ...PROVIDER_CODES.flatMap((code) => EFFORT_LEVELS.map((level) => `effortProfiles.${code}.${level}`)),
+  ...PROVIDER_CODES.map((code) => `providers.${code}.path`),
+];
+
+/** Every key with its value in force: a configured effort profile, or the provider's default one. */
+export function configValues(settings: Settings, providers: ProviderRegistry): Record<string, unknown> {
+  const values: Record<string, unknown> = {
+    defaultProvider: settings.defaultProvider,
+    defaultEffortLevel: settings.defaultEffortLevel,
+  };
+  for (const code of PROVIDER_CODES) values[`defaultModels.${code}`] = settings.defaultModels[code] ?? null;
+  for (const code of PROVIDER_CODES) {
+    const defaults = providers.get(code)?.defaultEffortProfiles();
+    for (const level of EFFORT_LEVELS) values[`effortProfiles.${code}.${level}`] = settings.effortProfiles[code]?.[level] ?? defaults?.[level] ?? null;
+  }
+  for (const code of PROVIDER_CODES) values[`providers.${code}.path`] = settings.providers[code]?.path ?? null;
+  return values;
+}
+
+export async function readConfig(settingsFile: string, providers: ProviderRegistry): Promise<Record<string, unknown>> {
+  return configValues(await loadSettings(settingsFile), providers);
+}
+
+/**
+ * Sets one key, validated exactly as Core validates it (effort profiles by the provider's own rules), and writes
+ * settings.json atomically. `value` is the command-line text: a provider code or `null`, an effort level, a model
+ * name (empty to unset), a JSON array of argv tokens, or an absolute path (empty to unset).
+ */
+export async function setConfig(settingsFile: string, providers: ProviderRegistry, key: string, value: string): Promise<void> {
+  if (!CONFIG_KEYS.includes(key)) {
+    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path`);
+  }
+  const [section, code, level] = key.split(".") as [string, ProviderCode | undefined, string | undefined];
+  await updateSettingsFile(settingsFile, (raw) => {
+    switch (section) {
+      case "defaultProvider": {
+        if (value === "null" || value === "") return { ...raw, defaultProvider: null };
+        const parsed = providerCodeSchema.safeParse(value);
+        if (!parsed.success) throw new PedelecError("INVALID_INPUT", `defaultProvider must be one of ${PROVIDER_CODES.join(", ")} or null`);
+        return { ...raw, defaultProvider: parsed.data };
+      }
+      case "defaultEffortLevel": {
+        const parsed = effortLevelSchema.safeParse(value);
+        if (!parsed.success) throw new PedelecError("INVALID_INPUT", `defaultEffortLevel must be one of ${EFFORT_LEVELS.join(", ")}`);
+        return { ...raw, defaultEffortLevel: parsed.data };
+      }
+      case "defaultModels":
+        return { ...raw, defaultModels: withEntry(raw.defaultModels, code!, value === "" ? undefined : value) };
+      case "effortProfiles":
+        return { ...raw, effortProfiles: withEntry(raw.effortProfiles, code!, withEntry(objectAt(raw.effortProfiles, code!), level!, effortTokens(providers, code!, level!, value))) };
+      default: {
+        if (value !== "" && !isAbsolute(value)) throw new PedelecError("INVALID_INPUT", `${key} must be an absolute path`);
+        return { ...raw, providers: withEntry(raw.providers, code!, value === "" ? undefined : { ...objectAt(raw.providers, code!), path: value }) };
+      }
+    }
+  });
+}
+
+function effortTokens(providers: ProviderRegistry, code: ProviderCode, level: string, value: string): readonly string[] {
+  const adapter = providers.get(code);
+  if (!adapter) throw new PedelecError("EFFORT_PROFILE_INVALID", `the ${code} provider is not supported by this version of Pedelec`);
+  let tokens: unknown;
+  try {
+    tokens = JSON.parse(value);
+  } catch {
+    throw new PedelecError("EFFORT_PROFILE_INVALID", `effortProfiles.${code}.${level} must be a JSON array of strings, like '["--effort","high"]'`);
+  }
+  if (!Array.isArray(tokens) || !tokens.every((token) => typeof token === "string")) {
+    throw new PedelecError("EFFORT_PROFILE_INVALID", `effortProfiles.${code}.${level} must be a JSON array of strings`);
+  }
+  return adapter.validateEffortArgv(tokens as string[], `effort profile ${code}/${level}`);
+}
+
+function objectAt(value: unknown, key: string): Record<string, unknown> {
+  const entry = isRecord(value) ? value[key] : undefined;
+  return isRecord(entry) ? entry : {};
+}
+
+function withEntry(value: unknown, key: string, entry: unknown): Record<string, unknown> {
+  const copy = { ...(isRecord(value) ? value : {}) };
+  if (entry === undefined) delete copy[key];
+  else copy[key] = entry;
+  return copy;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
