@@ -19,6 +19,10 @@ describe("the demo app in real Chromium", () => {
     await page.locator("#connect").click();
     await answerApproval(environment.context, new URL(environment.server.url).origin, "approve");
     await expect.poll(() => page.locator("#status").textContent(), { timeout: 15_000 }).toBe("idle");
+    // Once the site is approved, the picker shows what this machine can run and why the rest cannot.
+    await expect.poll(() => page.locator('#provider option[value="claude"]').getAttribute("data-available"), { timeout: 10_000 }).toBe("true");
+    expect(await page.locator('#provider option[value="ollama"]').getAttribute("data-available")).toBe("false");
+    expect(await page.locator('#provider-reasons li[data-provider="ollama"]').textContent()).toContain("not supported by this version of Pedelec");
 
     const cardsBefore = await page.locator("#board .card").count();
     await page.locator("#message").fill('call-tool add_todo {"title":"Write the release notes","column":"doing"}');

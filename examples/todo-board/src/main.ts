@@ -16,6 +16,7 @@ import { controlsState } from "./controls-state.js";
 import { requireElement } from "./dom.js";
 import { showError } from "./errors-view.js";
 import { readPageOptions } from "./page-options.js";
+import { preferredChoice, providerChoices } from "./provider-choices.js";
 import { summarizeToolCall } from "./tool-call-summary.js";
 import { createTodoStore } from "./todo-store.js";
 import { createTodoTools, TODO_BOARD_GUIDANCE } from "./todo-tools.js";
@@ -37,6 +38,7 @@ const errorsElement = requireElement("errors", HTMLElement);
 const boardElement = requireElement("board", HTMLElement);
 const activityElement = requireElement("activity", HTMLElement);
 const composerForm = requireElement("composer", HTMLFormElement);
+const providerReasonsElement = requireElement("provider-reasons", HTMLElement);
 
 const pageOptions = readPageOptions(location.search);
 const extensionId = pageOptions.extensionId ?? DEFAULT_EXTENSION_ID;
@@ -101,10 +103,48 @@ async function refreshApproval(): Promise<void> {
     approvalElement.dataset["approved"] = String(status.approved);
     approvalHintElement.textContent = hint;
     approvalHintElement.hidden = hint === "";
+    if (status.approved) await refreshProviders();
   } catch (error) {
     approvalElement.textContent = "Approval status unknown";
     reportError(error);
   }
+}
+
+/**
+ * Shows which providers this machine can run and why the others cannot. Pedelec answers only approved sites, so before
+ * approval the picker keeps its plain list.
+ */
+async function refreshProviders(): Promise<void> {
+  let choices;
+  try {
+    choices = providerChoices(await pedelec.listProviders());
+  } catch (error) {
+    if (error instanceof PedelecError && error.code === "CREATE_SESSION_NOT_APPROVED") return;
+    reportError(error);
+    return;
+  }
+  const current = providerSelect.value;
+  providerSelect.replaceChildren(
+    ...choices.map((choice) => {
+      const option = new Option(choice.label, choice.value);
+      option.disabled = !choice.available;
+      option.dataset["available"] = String(choice.available);
+      if (choice.reason !== "") option.title = choice.reason;
+      return option;
+    }),
+  );
+  providerSelect.value = preferredChoice(choices, current) ?? current;
+  providerReasonsElement.replaceChildren(
+    ...choices
+      .filter((choice) => !choice.available)
+      .map((choice) => {
+        const item = document.createElement("li");
+        item.dataset["provider"] = choice.value;
+        item.textContent = choice.reason;
+        return item;
+      }),
+  );
+  providerReasonsElement.hidden = providerReasonsElement.childElementCount === 0;
 }
 
 function selectedProvider(): ProviderCode {
