@@ -4,6 +4,7 @@ import { launchCoreDetached, waitForCore } from "@pedelec/core/core-launcher";
 import { runCoreForeground } from "@pedelec/core/core-main";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
 import { ProviderLocator } from "@pedelec/core/provider-locator";
+import { LoginShellPath } from "@pedelec/core/providers/login-shell-path";
 import { recordProviderPaths } from "@pedelec/core/provider-path-recorder";
 import { reportProviders } from "@pedelec/core/provider-status";
 import { loadSettings } from "@pedelec/core/settings";
@@ -123,7 +124,7 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
       case "providers": {
         const { values } = parseArgs({ args: rest, options: { json: { type: "boolean", default: false } }, strict: true });
         const registry = createProviderRegistry();
-        const reports = await reportProviders(registry, new ProviderLocator(registry, io.env), await loadSettings(paths.settingsFile));
+        const reports = await reportProviders(registry, new ProviderLocator(registry, io.env, new LoginShellPath(io.env)), await loadSettings(paths.settingsFile));
         if (values.json) {
           io.out(JSON.stringify(reports.map(({ code, name, available, version, error }) => ({ code, name, available, version, error })), null, 2));
         } else {

@@ -239,6 +239,19 @@ describe("Core sessions", () => {
     page.close();
   });
 
+  it("finds a provider where the user's login shell would, when Core was started with a bare PATH", async () => {
+    const shell = join(home, "login-shell");
+    // A login shell whose profile adds the provider's folder to PATH (and greets, as profiles do).
+    await writeFile(shell, `#!/bin/sh\necho "Welcome"\nPATH="${standInDir}:$PATH"\nshift 3\neval "$1"\n`, { mode: 0o755 });
+    core = await startCore({ ...env, PEDELEC_PROVIDER_PATH: "", PATH: "/usr/bin:/bin", SHELL: shell });
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: found" }, ORIGIN);
+    expect(await events.next("chat-completed")).toMatchObject({ text: "found" });
+    page.close();
+  });
+
   it("keeps a session to its origin, and does not tell another origin that it exists", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);

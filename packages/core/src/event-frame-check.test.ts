@@ -60,6 +60,7 @@ describe("Session event sequence", () => {
       autoEndOnDisconnect: true,
       capability: issueThreadCapability(),
       binDir: "/tmp",
+      loginShellPath: [],
       home: "/tmp",
       baseEnv: {},
       providerIdleTimeoutMs: 60_000,

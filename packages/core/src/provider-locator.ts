@@ -1,8 +1,10 @@
+import { delimiter } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderCode } from "@pedelec/protocol/domain";
 import type { ProviderAdapter, ProviderDiscovery } from "./providers/provider-adapter.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { discoverProvider } from "./providers/provider-discovery.js";
+import type { LoginShellPath } from "./providers/login-shell-path.js";
 
 const DISCOVERY_TTL_MS = 5_000;
 const DISCOVERY_TIMEOUT_MS = 10_000;
@@ -23,9 +25,14 @@ export class ProviderLocator {
   readonly #cache = new Map<string, { at: number; discovery: ProviderDiscovery }>();
   readonly #inFlight = new Map<string, Promise<ProviderDiscovery>>();
 
+  /**
+   * `loginShellPath`: where the user's login shell looks for programs, searched after the environment's own PATH
+   * (Core started by the browser has the browser's PATH). Without it only the environment is searched.
+   */
   constructor(
     private readonly providers: ProviderRegistry,
     private readonly env: NodeJS.ProcessEnv,
+    private readonly loginShellPath?: LoginShellPath,
   ) {}
 
   /** `configuredPath`: settings `providers.<code>.path`, where `pedelec install` found the executable. */
@@ -62,8 +69,15 @@ export class ProviderLocator {
     return probe;
   }
 
+  async #searchEnv(): Promise<NodeJS.ProcessEnv> {
+    const extra = (await this.loginShellPath?.directories()) ?? [];
+    if (extra.length === 0) return this.env;
+    return { ...this.env, PATH: [this.env.PATH ?? "", ...extra].filter((entry) => entry !== "").join(delimiter) };
+  }
+
   async #probe(adapter: ProviderAdapter, configuredPath: string | undefined, key: string): Promise<ProviderDiscovery> {
-    const discover = () => discoverProvider(adapter, this.env, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS), configuredPath);
+    const env = await this.#searchEnv();
+    const discover = () => discoverProvider(adapter, env, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS), configuredPath);
     let discovery = await discover();
     // A probe that could not finish says nothing about the provider: ask once more before answering the waiters.
     if (discovery.transient) discovery = await discover();

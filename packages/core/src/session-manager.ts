@@ -5,6 +5,7 @@ import type { CreateSessionInput, ProviderStatus, PublicSettings, SessionInfo } 
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { CorePaths } from "./core-paths.js";
 import { ProviderLocator } from "./provider-locator.js";
+import { LoginShellPath } from "./providers/login-shell-path.js";
 import { reportProviders } from "./provider-status.js";
 import type { ProviderProcessLedger } from "./provider-process-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
@@ -27,9 +28,11 @@ export interface SessionManagerOptions {
 export class SessionManager {
   readonly #sessions = new Map<string, Session>();
   readonly #locator: ProviderLocator;
+  readonly #loginShellPath: LoginShellPath;
 
   constructor(private readonly options: SessionManagerOptions) {
-    this.#locator = new ProviderLocator(options.providers, options.env);
+    this.#loginShellPath = new LoginShellPath(options.env);
+    this.#locator = new ProviderLocator(options.providers, options.env, this.#loginShellPath);
   }
 
   get activeCount(): number {
@@ -79,6 +82,7 @@ export class SessionManager {
       autoEndOnDisconnect: input.autoEndOnDisconnect ?? true,
       capability: issueThreadCapability(),
       binDir: this.options.paths.binDir,
+      loginShellPath: await this.#loginShellPath.directories(),
       home: this.options.paths.home,
       baseEnv: this.options.env,
       providerIdleTimeoutMs: settings.providerIdleTimeoutMs,

@@ -33,6 +33,8 @@ export interface SessionSetup {
   capability: ThreadCapability;
   /** Folder holding the pedelec-cli launcher, put first on the provider's PATH. */
   binDir: string;
+  /** The user's login-shell PATH, after Core's own: a CLI started by a browser-launched Core still finds `node`. */
+  loginShellPath: readonly string[];
   home: string;
   baseEnv: NodeJS.ProcessEnv;
   providerIdleTimeoutMs: number;
@@ -286,7 +288,7 @@ export class Session {
     for (const [key, value] of Object.entries(setup.baseEnv)) {
       if (value !== undefined) env[key] = value;
     }
-    env.PATH = [setup.binDir, setup.baseEnv.PATH ?? ""].filter((part) => part !== "").join(delimiter);
+    env.PATH = [setup.binDir, setup.baseEnv.PATH ?? "", ...setup.loginShellPath].filter((part) => part !== "").join(delimiter);
     env.PEDELEC_HOME = setup.home;
     env.PEDELEC_THREAD_ID = this.id;
     env[THREAD_CAPABILITY_ENV] = setup.capability.secret;

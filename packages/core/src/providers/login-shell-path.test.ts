@@ -1,0 +1,37 @@
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LoginShellPath } from "./login-shell-path.js";
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), "pedelec-login-shell-"));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A stand-in login shell: prints what a chatty profile might, then runs the command with the PATH it "set up". */
+async function shell(body: string): Promise<string> {
+  const file = path.join(root, "fake-shell");
+  await writeFile(file, `#!/bin/sh\n${body}\n`);
+  await chmod(file, 0o755);
+  return file;
+}
+
+describe("LoginShellPath", () => {
+  it("reads the PATH the login shell sets up, between its markers, whatever the profile prints", async () => {
+    const fake = await shell(`echo "Welcome back"; PATH="/opt/tools/bin:relative/bin:$PATH"; shift 3; eval "$1"; echo "bye"`);
+    const directories = await new LoginShellPath({ SHELL: fake, PATH: "/usr/bin:/bin" }).directories();
+    expect(directories).toEqual(["/opt/tools/bin", "/usr/bin", "/bin"]);
+  });
+
+  it("adds nothing when there is no shell, or it hangs past the limit", async () => {
+    expect(await new LoginShellPath({ PATH: "/usr/bin" }).directories()).toEqual([]);
+    const hanging = await shell("sleep 30");
+    const started = Date.now();
+    expect(await new LoginShellPath({ SHELL: hanging }, 300).directories()).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
