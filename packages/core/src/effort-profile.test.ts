@@ -24,6 +24,7 @@ describe("effort profiles", () => {
     [["--dangerously-skip-permissions"]],
     [["--permission-mode", "plan"]],
     [["-c", "sandbox_mode=danger-full-access"]],
+    [["-csandbox_mode=danger-full-access"]],
     [["--effort", "high; rm -rf ~"]],
     [["$(whoami)"]],
     [[""]],

@@ -25,10 +25,23 @@ export function validateEffortArgv(tokens: readonly string[], where: string, rul
     if (SHELL_CHARACTERS.test(token)) {
       throw new PedelecError("EFFORT_PROFILE_INVALID", `${where}: token ${JSON.stringify(token)} contains shell syntax; profiles are argv, not shell`);
     }
-    const flag = token.split("=", 1)[0] ?? token;
-    if (!token.startsWith("-") || !owned.has(flag)) continue;
+    const flag = ownedFlagOf(token, owned);
+    if (flag === null) continue;
     if (rules.isEffortKnob?.(token, tokens[index + 1])) continue;
     throw new PedelecError("EFFORT_PROFILE_INVALID", `${where}: flag ${flag} is managed by Pedelec and cannot be set in an effort profile`);
   }
   return Object.freeze([...tokens]);
+}
+
+/**
+ * The owned flag a token sets, or null. Matched on the name before any `=`, and for a single-dash token also on its
+ * first letter: option parsers read `-sdanger-full-access` as `-s danger-full-access`.
+ */
+function ownedFlagOf(token: string, owned: ReadonlySet<string>): string | null {
+  if (!token.startsWith("-")) return null;
+  const flag = token.split("=", 1)[0] ?? token;
+  if (owned.has(flag)) return flag;
+  const short = token.slice(0, 2);
+  if (!token.startsWith("--") && token.length > 2 && owned.has(short)) return short;
+  return null;
 }

@@ -17,6 +17,8 @@ export interface CliTurnPlan<TSummary> {
   args: string[];
   /** Written to stdin, which is then closed ("" when the prompt travels in argv). */
   stdin: string;
+  /** Variables added to the request's environment, for CLIs whose permissions are set there rather than in argv. */
+  env?: Record<string, string>;
   parser: CliStreamParser<TSummary>;
   /**
    * How a run that finished on its own (not cancelled) ended: the CLI's auth and failure signals mapped to coded
@@ -56,7 +58,7 @@ export async function runCliTurn<TSummary>(
     executablePath: request.executablePath,
     args: plan.args,
     cwd: request.workspacePath,
-    env: request.env,
+    env: plan.env === undefined ? request.env : { ...request.env, ...plan.env },
     stdin: plan.stdin,
     signal: request.signal,
     onStdoutLine: (line) => deliver(plan.parser.feed(line)),

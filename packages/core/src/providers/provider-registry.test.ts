@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { PROVIDER_CODES } from "@pedelec/protocol/domain";
 import { createProviderRegistry } from "./provider-registry.js";
 
 describe("createProviderRegistry", () => {
@@ -17,8 +18,10 @@ describe("createProviderRegistry", () => {
 
   it("lists only providers it can drive and returns undefined for the others", () => {
     const registry = createProviderRegistry();
-    expect(registry.supportedCodes()).toEqual(["claude"]);
-    expect(registry.get("codex")).toBeUndefined();
+    expect(registry.supportedCodes()).toEqual(expect.arrayContaining(["claude", "cursor"]));
+    for (const code of PROVIDER_CODES) {
+      expect(registry.get(code) === undefined).toBe(!registry.supportedCodes().includes(code));
+    }
   });
 
   it("hands out fresh profile arrays, so a caller's edit does not leak", () => {

@@ -1,6 +1,10 @@
 import { PROVIDER_CODES, type ProviderCode } from "@pedelec/protocol/domain";
 import type { ProviderAdapter } from "./provider-adapter.js";
 import { createClaudeAdapter } from "./claude/claude-adapter.js";
+import { createCodexAdapter } from "./codex/codex-adapter.js";
+import { createOpencodeAdapter } from "./opencode/opencode-adapter.js";
+import { createAntigravityAdapter } from "./antigravity/antigravity-adapter.js";
+import { createCursorAdapter } from "./cursor/cursor-adapter.js";
 
 /** The provider adapters Core can drive. */
 export interface ProviderRegistry {
@@ -13,6 +17,10 @@ export interface ProviderRegistry {
 /** One line per provider: its folder's adapter factory. */
 const ADAPTER_FACTORIES: Partial<Record<ProviderCode, () => ProviderAdapter>> = {
   claude: () => createClaudeAdapter(),
+  codex: () => createCodexAdapter(),
+  opencode: () => createOpencodeAdapter(),
+  antigravity: () => createAntigravityAdapter(),
+  cursor: () => createCursorAdapter(),
 };
 
 export function createProviderRegistry(): ProviderRegistry {

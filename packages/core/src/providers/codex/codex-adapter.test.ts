@@ -1,0 +1,262 @@
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { Activity } from "@pedelec/protocol/session-events";
+import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
+import { discoverProvider } from "../provider-discovery.js";
+import { buildFirstPrompt } from "../../first-prompt.js";
+import { createCodexAdapter } from "./codex-adapter.js";
+
+const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/codex/", import.meta.url));
+const STAND_IN = path.join(STAND_IN_DIRECTORY, "codex");
+const THREAD_ID = "thread-7f3a91c2";
+function firstPrompt(userText: string): string {
+  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
+}
+
+/** A pedelec-cli that records its argv and answers like the real one. */
+const FAKE_PEDELEC_CLI = `#!/bin/sh
+printf '%s\\n' "$@" > "$PEDELEC_TEST_ARGV_FILE"
+case "$4" in
+  add_card) echo '{"id":"card-4","title":"Buy milk"}' ;;
+  broken) echo '{"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}'; exit 1 ;;
+  *) echo '{"type":"object"}' ;;
+esac
+`;
+
+let root: string;
+let workspace: string;
+let env: Record<string, string>;
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), "pedelec-codex-"));
+  workspace = path.join(root, "workspace");
+  await mkdir(workspace);
+  const bin = path.join(root, "bin");
+  await mkdir(bin);
+  await writeFile(path.join(bin, "pedelec-cli"), FAKE_PEDELEC_CLI);
+  await chmod(path.join(bin, "pedelec-cli"), 0o755);
+  env = {
+    PATH: `${bin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
+    HOME: path.join(root, "home"),
+    CODEX_HOME: path.join(root, "codex-state"),
+    PEDELEC_TEST_ARGV_FILE: path.join(root, "pedelec-cli-argv.txt"),
+  };
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
+  return {
+    executablePath: STAND_IN,
+    workspacePath: workspace,
+    providerSessionId: null,
+    access: "sandbox",
+    model: null,
+    effortArgv: ["-c", "model_reasoning_effort=medium"],
+    env,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
+  const adapter = createCodexAdapter({ killGraceMs: 500 });
+  const events: ProviderEvent[] = [];
+  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
+  return { outcome, events };
+}
+
+function sessionIdOf(events: ProviderEvent[]): string | null {
+  const started = events.flatMap((event) => (event.type === "provider-session-started" ? [event.providerSessionId] : []));
+  expect(started).toHaveLength(1);
+  return started[0] ?? null;
+}
+
+function texts(events: ProviderEvent[]): string[] {
+  return events.flatMap((event) => (event.type === "message-completed" ? [event.text] : []));
+}
+
+function activities(events: ProviderEvent[]): Activity[] {
+  return events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));
+}
+
+function errorOf(outcome: ProviderTurnOutcome): PedelecError {
+  if (outcome.ok) throw new Error("expected a failed turn");
+  return outcome.error;
+}
+
+describe("codex adapter with the stand-in CLI", () => {
+  it("discovers the stand-in through PEDELEC_PROVIDER_PATH", async () => {
+    const discovery = await discoverProvider(
+      createCodexAdapter(),
+      { PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, PATH: process.env.PATH, HOME: env.HOME },
+      AbortSignal.timeout(10_000),
+    );
+    expect(discovery).toEqual({ available: true, executablePath: STAND_IN, version: "0.171.0", error: null });
+  });
+
+  it("answers with completed messages only, then resumes the same thread on the next turn", async () => {
+    const first = await turn({ prompt: firstPrompt("reply: Hello from the stand-in.") });
+    expect(first.outcome).toEqual({ ok: true });
+    const threadId = sessionIdOf(first.events);
+    expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(texts(first.events)).toEqual(["Hello from the stand-in."]);
+    expect(first.events.some((event) => event.type === "text-delta")).toBe(false);
+    expect(createCodexAdapter().capabilities).toEqual({ textDeltas: false, resume: true });
+
+    const second = await turn({ prompt: "report-resume", providerSessionId: threadId });
+    expect(second.outcome).toEqual({ ok: true });
+    expect(sessionIdOf(second.events)).toBe(threadId);
+    expect(texts(second.events)).toEqual([`resumed=${threadId}`]);
+    // Item ids restart in every codex run; the adapter's ids do not collide across turns.
+    const firstId = first.events.find((event) => event.type === "message-completed");
+    const secondId = second.events.find((event) => event.type === "message-completed");
+    expect(firstId).not.toMatchObject({ messageId: (secondId as { messageId: string }).messageId });
+  });
+
+  it("passes sandbox flags, model and effort to the CLI, and bypass flags only with Full Access", async () => {
+    const sandboxed = await turn({ prompt: "report-args", model: "gpt-5-codex", effortArgv: ["-c", "model_reasoning_effort=high"] });
+    expect(JSON.parse(texts(sandboxed.events)[0] ?? "null")).toEqual([
+      "exec", "--json", "--skip-git-repo-check", "--cd", workspace, "--sandbox", "workspace-write",
+      "-c", "sandbox_workspace_write.network_access=true", "-m", "gpt-5-codex", "-c", "model_reasoning_effort=high", "-",
+    ]);
+    const full = await turn({ prompt: "report-args", access: "full", effortArgv: [] });
+    expect(JSON.parse(texts(full.events)[0] ?? "null")).toEqual([
+      "exec", "--json", "--skip-git-repo-check", "--cd", workspace, "--dangerously-bypass-approvals-and-sandbox", "-",
+    ]);
+  });
+
+  it("lets a sandboxed agent run Pedelec's commands but not others; Full Access runs anything", async () => {
+    const sandboxed = await turn({ prompt: "bash: cat /etc/hostname" });
+    expect(sandboxed.outcome).toEqual({ ok: true });
+    expect(texts(sandboxed.events)).toEqual(["Bash denied: cat: Operation not permitted (os error 1)"]);
+    expect(activities(sandboxed.events).map((activity) => activity.status)).toEqual(["started", "failed"]);
+    const own = await turn({ prompt: "bash: pedelec-cli tool-spec add_todo" });
+    expect(texts(own.events)[0]).toMatch(/^Bash exit 0: /);
+    const full = await turn({ prompt: "bash: echo hello from the host", access: "full" });
+    expect(texts(full.events)).toEqual(["Bash exit 0: hello from the host"]);
+  });
+
+  it("runs a tool call through pedelec-cli in a resumed turn and reports it as a command activity", async () => {
+    const first = await turn({ prompt: firstPrompt("reply: ready") });
+    const { outcome, events } = await turn({ prompt: `call-tool add_card {"title":"Buy milk"}`, providerSessionId: sessionIdOf(first.events) });
+    expect(outcome).toEqual({ ok: true });
+    const argv = (await readFile(env.PEDELEC_TEST_ARGV_FILE ?? "", "utf8")).trimEnd().split("\n");
+    expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
+    const command = `bash -lc 'pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '\\''{"title":"Buy milk"}'\\'''`;
+    const [started, completed] = activities(events);
+    expect(started).toEqual({ id: expect.stringMatching(/^codex-[0-9a-f]{8}-item_0$/), kind: "command", status: "started", title: command });
+    expect(completed).toEqual({ id: started?.id, kind: "command", status: "completed", title: command, detail: '{"id":"card-4","title":"Buy milk"}\n' });
+    expect(texts(events)).toEqual(['Tool add_card returned: {"id":"card-4","title":"Buy milk"}']);
+  });
+
+  it("reports a failing tool call as a failed activity and lets the agent answer", async () => {
+    const { outcome, events } = await turn({ prompt: firstPrompt("call-tool broken {}") });
+    expect(outcome).toEqual({ ok: true });
+    expect(activities(events).map((activity) => activity.status)).toEqual(["started", "failed"]);
+    expect(texts(events)).toEqual(['Tool broken failed: {"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}']);
+  });
+
+  it("reports a file edit as a file-edit activity", async () => {
+    const { outcome, events } = await turn({ prompt: "edit-file notes.md Buy milk" });
+    expect(outcome).toEqual({ ok: true });
+    const target = path.join(workspace, "notes.md");
+    expect(activities(events)).toEqual([
+      { id: expect.any(String), kind: "file-edit", status: "completed", title: target, detail: `add: ${target}` },
+    ]);
+    expect(await readFile(target, "utf8")).toBe("Buy milk");
+  });
+
+  it("fails with PROVIDER_FAILED and the stderr when the CLI exits non-zero", async () => {
+    const error = errorOf((await turn({ prompt: "exit-with 3 model overloaded, try later" })).outcome);
+    expect(error.code).toBe("PROVIDER_FAILED");
+    expect(error.message).toBe("model overloaded, try later");
+    expect(error.details).toMatchObject({ exitCode: 3, signal: null });
+  });
+
+  it("flags a resume of a thread codex has no rollout of as a lost conversation", async () => {
+    const unknown = "00000000-0000-4000-8000-000000000000";
+    const { outcome } = await turn({ prompt: "hello", providerSessionId: unknown });
+    expect(errorOf(outcome)).toMatchObject({
+      code: "PROVIDER_FAILED",
+      message: `Error: thread/resume: thread/resume failed: no rollout found for thread id ${unknown} (code -32600)`,
+    });
+    expect(outcome).toMatchObject({ ok: false, conversationLost: true });
+  });
+
+  it("passes the effort profile to the CLI (an unknown level makes it fail)", async () => {
+    const { outcome } = await turn({ prompt: "hello", effortArgv: ["-c", "model_reasoning_effort=turbo"] });
+    expect(errorOf(outcome).message).toMatch(/model_reasoning_effort/);
+  });
+
+  it("fails with PROVIDER_OUTPUT_INVALID when the CLI prints garbage and no turn end", async () => {
+    const { outcome, events } = await turn({ prompt: "garbage" });
+    const error = errorOf(outcome);
+    expect(error).toMatchObject({ code: "PROVIDER_OUTPUT_INVALID", message: "codex ended without turn.completed or turn.failed" });
+    expect(error.details).toMatchObject({ ignoredLineCount: 3 });
+    expect(events.filter((event) => event.type === "output-seen")).toHaveLength(3);
+  });
+
+  it("fails with PROVIDER_NOT_AUTHENTICATED, naming codex login, on a signed-out run", async () => {
+    const { outcome, events } = await turn({ prompt: "not-logged-in" });
+    const error = errorOf(outcome);
+    expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");
+    expect(error.message).toMatch(/401 Unauthorized.*run "codex login" in a terminal$/);
+    expect(texts(events)).toEqual([]);
+  });
+
+  it("kills the CLI's whole process group on cancel and settles with TURN_CANCELLED", async () => {
+    const controller = new AbortController();
+    const adapter = createCodexAdapter({ killGraceMs: 500 });
+    const startedAt = Date.now();
+    const marker = path.join(workspace, ".stand-in-hanging");
+    const outcome = await adapter.runTurn(turnRequest({ signal: controller.signal, prompt: "hang" }), (event) => {
+      if (event.type !== "provider-session-started") return;
+      const poll = setInterval(() => {
+        void readFile(marker, "utf8").then(
+          () => {
+            clearInterval(poll);
+            controller.abort();
+          },
+          () => undefined,
+        );
+      }, 10);
+    });
+    expect(errorOf(outcome)).toMatchObject({ code: "TURN_CANCELLED" });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    const pid = Number(await readFile(marker, "utf8"));
+    expect(() => process.kill(-pid, 0)).toThrowError(expect.objectContaining({ code: "ESRCH" }) as Error);
+  });
+
+  it("settles a cancelled turn with the abort reason when it is a PedelecError", async () => {
+    const controller = new AbortController();
+    const outcome = await createCodexAdapter({ killGraceMs: 500 }).runTurn(turnRequest({ signal: controller.signal, prompt: "hang" }), (event) => {
+      if (event.type === "provider-session-started") controller.abort(new PedelecError("SESSION_ENDED", "the session ended"));
+    });
+    expect(errorOf(outcome)).toMatchObject({ code: "SESSION_ENDED", message: "the session ended" });
+  });
+
+  it("keeps each thread in a rollout file under CODEX_HOME", async () => {
+    const { events } = await turn({ prompt: firstPrompt("reply: saved") });
+    const threadId = sessionIdOf(events);
+    const day = new Date().toISOString().slice(0, 10).split("-");
+    const files = await readdir(path.join(env.CODEX_HOME ?? "", "sessions", ...day));
+    expect(files.some((file) => file.endsWith(`-${threadId}.jsonl`))).toBe(true);
+  });
+
+  it("fails with PROVIDER_UNAVAILABLE when the executable is gone", async () => {
+    const { outcome } = await turn({ prompt: "hello", executablePath: path.join(root, "missing", "codex") });
+    expect(errorOf(outcome)).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/^codex could not be started: .*ENOENT/) });
+  });
+
+  it("fails with INVALID_INPUT, without starting anything, for a model that looks like a flag", async () => {
+    const { outcome, events } = await turn({ prompt: "hello", model: "--yolo" });
+    expect(errorOf(outcome).code).toBe("INVALID_INPUT");
+    expect(events).toEqual([]);
+  });
+});

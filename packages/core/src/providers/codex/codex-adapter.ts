@@ -1,0 +1,105 @@
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
+import { defineCliAdapter } from "../cli-adapter.js";
+import { exitFailure } from "../cli-runner.js";
+import type { ProviderProcessResult } from "../provider-process.js";
+import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
+import { isCodexLoginRequiredText } from "./codex-login-text.js";
+import { CodexStreamParser, type CodexStreamSummary } from "./codex-stream-parser.js";
+
+export interface CodexAdapterOptions {
+  /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
+  killGraceMs?: number;
+}
+
+/** The `codex` (OpenAI Codex CLI) provider: `codex exec --json`, JSONL events on stdout, prompt on stdin. */
+export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderAdapter {
+  return defineCliAdapter(
+    {
+      code: "codex",
+      displayName: "Codex",
+      programName: "codex",
+      // `codex exec --json` emits agent messages only when complete; `exec resume <id>` continues a thread.
+      capabilities: { textDeltas: false, resume: true },
+      defaultEffortProfiles: () => ({
+        low: ["-c", "model_reasoning_effort=low"],
+        medium: ["-c", "model_reasoning_effort=medium"],
+        high: ["-c", "model_reasoning_effort=high"],
+      }),
+      ownedFlags: CODEX_OWNED_FLAGS,
+      isEffortKnob: isCodexEffortKnob,
+      planTurn: (request) => ({
+        args: buildCodexArgs(request),
+        stdin: request.prompt,
+        parser: new CodexStreamParser(),
+        outcome: codexTurnOutcome,
+      }),
+    },
+    options,
+  );
+}
+
+/** codex's answer to `exec resume <id>` for a thread it has no rollout of (deleted state, another CODEX_HOME). */
+const LOST_CONVERSATION = /no rollout found for (?:thread|conversation) id/i;
+
+const STDIN_NOTICE = /^Reading prompt from stdin\.\.\.\r?\n/m;
+
+/** Decides how a finished (not aborted) run ended, from the process result and what its output said. */
+export function codexTurnOutcome(finished: ProviderProcessResult, summary: CodexStreamSummary): ProviderTurnOutcome {
+  // codex announces on stderr that it reads the prompt from stdin; that line says nothing about a failure.
+  const run = { ...finished, stderr: finished.stderr.replace(STDIN_NOTICE, "") };
+  const signedOut = summary.notAuthenticatedText ?? (isCodexLoginRequiredText(run.stderr) ? lastLine(run.stderr) : null);
+  if (signedOut !== null) {
+    return {
+      ok: false,
+      error: new PedelecError(
+        "PROVIDER_NOT_AUTHENTICATED",
+        `codex is not signed in (${signedOut.trim()}); run "codex login" in a terminal`,
+        { providerMessage: signedOut },
+      ),
+    };
+  }
+  if (run.exitCode !== 0) {
+    if (summary.turnEnd !== null && !summary.turnEnd.ok) {
+      return { ok: false, error: failedTurn(summary.turnEnd.message, { exitCode: run.exitCode, stderr: run.stderr }) };
+    }
+    const error = exitFailure("codex", run, summary.errorMessages.at(-1) ?? "");
+    return LOST_CONVERSATION.test(run.stderr) ? { ok: false, error, conversationLost: true } : { ok: false, error };
+  }
+  if (summary.problem !== null) {
+    return {
+      ok: false,
+      error: new PedelecError(
+        "PROVIDER_OUTPUT_INVALID",
+        `codex printed a "${summary.problem.lineType}" line that Pedelec cannot read: ${summary.problem.issues}`,
+        { invalidLineCount: summary.invalidLineCount },
+      ),
+    };
+  }
+  if (summary.turnEnd === null) {
+    // An error event without a turn end is how codex reports a failure it gave up on.
+    const lastError = summary.errorMessages.at(-1);
+    if (lastError !== undefined) return { ok: false, error: failedTurn(lastError, { errorMessages: summary.errorMessages }) };
+    return {
+      ok: false,
+      error: new PedelecError("PROVIDER_OUTPUT_INVALID", "codex ended without turn.completed or turn.failed", {
+        unknownLineCount: summary.unknownLineCount,
+        ignoredLineCount: summary.ignoredLineCount,
+        ignoredLineSamples: summary.ignoredLineSamples,
+        droppedLineCount: summary.droppedLineCount,
+        stderr: run.stderr,
+      }),
+    };
+  }
+  // Error events before a completed turn were retries codex recovered from.
+  if (!summary.turnEnd.ok) return { ok: false, error: failedTurn(summary.turnEnd.message, {}) };
+  return { ok: true };
+}
+
+function failedTurn(message: string, details: Record<string, unknown>): PedelecError {
+  return new PedelecError("PROVIDER_FAILED", message.trim() || "codex reported a failed turn", details);
+}
+
+function lastLine(text: string): string {
+  return text.trim().split("\n").filter((line) => isCodexLoginRequiredText(line)).at(-1) ?? text.trim();
+}

@@ -1,0 +1,142 @@
+import { z } from "zod";
+
+/*
+ * The parts of `codex exec --json` lines (ThreadEvent JSONL) that the adapter reads. Extra fields, unknown event
+ * types and unknown item types pass, so a newer CLI keeps working; a known shape that lacks the fields the adapter
+ * relies on is rejected.
+ */
+
+/** A string field whose value is none of `taken` (the catch-all arm of a union of known shapes). */
+function otherThan(taken: readonly string[]) {
+  return z.string().refine((value) => !taken.includes(value), { message: "known type with missing or malformed fields" });
+}
+
+const itemIdSchema = z.string().min(1);
+
+export const codexAgentMessageSchema = z.looseObject({ id: itemIdSchema, type: z.literal("agent_message"), text: z.string() });
+
+export const codexCommandExecutionSchema = z.looseObject({
+  id: itemIdSchema,
+  type: z.literal("command_execution"),
+  command: z.string(),
+  aggregated_output: z.string().nullish(),
+  exit_code: z.number().int().nullish(),
+  /** in_progress | completed | failed | declined */
+  status: z.string().min(1),
+});
+
+export const codexFileChangeSchema = z.looseObject({
+  id: itemIdSchema,
+  type: z.literal("file_change"),
+  changes: z.array(z.looseObject({ path: z.string().min(1), kind: z.string().min(1) })),
+  /** completed | failed (absent on some versions' started items) */
+  status: z.string().min(1).optional(),
+});
+
+export const codexMcpToolCallSchema = z.looseObject({
+  id: itemIdSchema,
+  type: z.literal("mcp_tool_call"),
+  server: z.string(),
+  tool: z.string().min(1),
+  status: z.string().min(1).optional(),
+  error: z.looseObject({ message: z.string() }).nullish(),
+});
+
+export const codexWebSearchSchema = z.looseObject({ id: itemIdSchema, type: z.literal("web_search"), query: z.string() });
+
+const KNOWN_ITEM_TYPES = ["agent_message", "command_execution", "file_change", "mcp_tool_call", "web_search"];
+const codexItemSchema = z.union([
+  codexAgentMessageSchema,
+  codexCommandExecutionSchema,
+  codexFileChangeSchema,
+  codexMcpToolCallSchema,
+  codexWebSearchSchema,
+  /** reasoning, plan, todo_list, collab_tool_call, error (a non-fatal notice), and item types of newer versions. */
+  z.looseObject({ id: itemIdSchema, type: otherThan(KNOWN_ITEM_TYPES) }),
+]);
+
+export const codexThreadStartedSchema = z.looseObject({ type: z.literal("thread.started"), thread_id: z.string().min(1) });
+export const codexItemLineSchema = z.looseObject({
+  type: z.enum(["item.started", "item.updated", "item.completed"]),
+  item: codexItemSchema,
+});
+export const codexTurnCompletedSchema = z.looseObject({ type: z.literal("turn.completed") });
+export const codexTurnFailedSchema = z.looseObject({ type: z.literal("turn.failed"), error: z.looseObject({ message: z.string() }) });
+export const codexErrorSchema = z.looseObject({ type: z.literal("error"), message: z.string() });
+
+export type CodexItem = z.infer<typeof codexItemSchema>;
+export type CodexItemLine = z.infer<typeof codexItemLineSchema>;
+export type CodexAgentMessage = z.infer<typeof codexAgentMessageSchema>;
+export type CodexCommandExecution = z.infer<typeof codexCommandExecutionSchema>;
+export type CodexFileChange = z.infer<typeof codexFileChangeSchema>;
+export type CodexMcpToolCall = z.infer<typeof codexMcpToolCallSchema>;
+export type CodexWebSearch = z.infer<typeof codexWebSearchSchema>;
+
+/*
+ * Guards for the union members. They are sound because the catch-all arm refuses the known type names: an item
+ * that says "agent_message" and passed validation has the agent message's fields.
+ */
+type Typed = { type: string };
+export const isCodexAgentMessage = (item: Typed): item is CodexAgentMessage => item.type === "agent_message";
+export const isCodexCommandExecution = (item: Typed): item is CodexCommandExecution => item.type === "command_execution";
+export const isCodexFileChange = (item: Typed): item is CodexFileChange => item.type === "file_change";
+export const isCodexMcpToolCall = (item: Typed): item is CodexMcpToolCall => item.type === "mcp_tool_call";
+export const isCodexWebSearch = (item: Typed): item is CodexWebSearch => item.type === "web_search";
+
+/** One stdout line, classified. */
+export type CodexStreamLine =
+  | { kind: "thread-started"; threadId: string }
+  | { kind: "item"; line: CodexItemLine }
+  | { kind: "turn-completed" }
+  | { kind: "turn-failed"; message: string }
+  | { kind: "error"; message: string }
+  /** JSON, but of a type the adapter does not read (turn.started, item.plan.delta, request_user_input, …). */
+  | { kind: "unknown" }
+  /** Not a JSON object with a string `type`. */
+  | { kind: "not-json" }
+  /** A known type without the fields the adapter relies on. */
+  | { kind: "invalid"; lineType: string; issues: string };
+
+/** Classifies and validates one stdout line of `codex exec --json`. */
+export function classifyCodexStreamLine(text: string): CodexStreamLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: "not-json" };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "not-json" };
+  const { type } = value as { type?: unknown };
+  if (typeof type !== "string") return { kind: "not-json" };
+  switch (type) {
+    case "thread.started":
+      return check(type, codexThreadStartedSchema, value, (line) => ({ kind: "thread-started", threadId: line.thread_id }));
+    case "item.started":
+    case "item.updated":
+    case "item.completed":
+      return check(type, codexItemLineSchema, value, (line) => ({ kind: "item", line }));
+    case "turn.completed":
+      return check(type, codexTurnCompletedSchema, value, () => ({ kind: "turn-completed" }));
+    case "turn.failed":
+      return check(type, codexTurnFailedSchema, value, (line) => ({ kind: "turn-failed", message: line.error.message }));
+    case "error":
+      return check(type, codexErrorSchema, value, (line) => ({ kind: "error", message: line.message }));
+    default:
+      return { kind: "unknown" };
+  }
+}
+
+function check<Schema extends z.ZodType>(
+  lineType: string,
+  schema: Schema,
+  value: unknown,
+  wrap: (line: z.infer<Schema>) => CodexStreamLine,
+): CodexStreamLine {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return wrap(parsed.data);
+  const issues = parsed.error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(line)"}: ${issue.message}`)
+    .join("; ");
+  return { kind: "invalid", lineType, issues };
+}
