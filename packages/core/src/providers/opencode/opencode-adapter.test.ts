@@ -1,0 +1,247 @@
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
+import { discoverProvider } from "../provider-discovery.js";
+import { buildFirstPrompt } from "../../first-prompt.js";
+import { createOpencodeAdapter } from "./opencode-adapter.js";
+
+const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/opencode/", import.meta.url));
+const STAND_IN = path.join(STAND_IN_DIRECTORY, "opencode");
+const THREAD_ID = "thread-7f3a91c2";
+function firstPrompt(userText: string): string {
+  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
+}
+
+/** A pedelec-cli that records its argv and answers like the real one. */
+const FAKE_PEDELEC_CLI = `#!/bin/sh
+printf '%s\\n' "$@" > "$PEDELEC_TEST_ARGV_FILE"
+case "$4" in
+  add_card) echo '{"id":"card-4","title":"Buy milk"}' ;;
+  add_card_spec) echo '{"type":"object"}' ;;
+  broken) echo '{"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}'; exit 1 ;;
+  *) echo "{\\"type\\":\\"object\\"}" ;;
+esac
+`;
+
+let root: string;
+let workspace: string;
+let env: Record<string, string>;
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), "pedelec-opencode-"));
+  workspace = path.join(root, "workspace");
+  await mkdir(workspace);
+  const bin = path.join(root, "bin");
+  await mkdir(bin);
+  await writeFile(path.join(bin, "pedelec-cli"), FAKE_PEDELEC_CLI);
+  await chmod(path.join(bin, "pedelec-cli"), 0o755);
+  env = {
+    PATH: `${bin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
+    HOME: path.join(root, "home"),
+    XDG_DATA_HOME: path.join(root, "opencode-data"),
+    PEDELEC_TEST_ARGV_FILE: path.join(root, "pedelec-cli-argv.txt"),
+  };
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
+  return {
+    executablePath: STAND_IN,
+    workspacePath: workspace,
+    providerSessionId: null,
+    access: "sandbox",
+    model: null,
+    effortArgv: ["--variant", "medium"],
+    env,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
+  const adapter = createOpencodeAdapter({ killGraceMs: 500 });
+  const events: ProviderEvent[] = [];
+  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
+  return { outcome, events };
+}
+
+function sessionIdOf(events: ProviderEvent[]): string | undefined {
+  const started = events.filter((event) => event.type === "provider-session-started");
+  expect(started).toHaveLength(1);
+  return started[0]?.type === "provider-session-started" ? started[0].providerSessionId : undefined;
+}
+
+function texts(events: ProviderEvent[]): string[] {
+  return events.flatMap((event) => (event.type === "message-completed" ? [event.text] : []));
+}
+
+function errorOf(outcome: ProviderTurnOutcome): PedelecError {
+  if (outcome.ok) throw new Error("expected a failed turn");
+  return outcome.error;
+}
+
+describe("access modes", () => {
+  it("denies a sandboxed agent any shell command but Pedelec's own, and lets a Full Access agent run it", async () => {
+    const sandboxed = await turn({ prompt: "bash: cat /etc/hostname" });
+    expect(sandboxed.outcome).toEqual({ ok: true });
+    expect(texts(sandboxed.events).at(-1)).toMatch(/^Bash denied: The user has specified a rule which prevents you from using this specific tool call/);
+    const activities = sandboxed.events.flatMap((event) => (event.type === "activity" ? [event.activity.status] : []));
+    expect(activities).toEqual(["started", "failed"]);
+    for (const command of ["pedelec-cli tool-spec x | sh", "pedelec-cli tool-spec $(cat /etc/hostname)", "pedelec-cli x; rm -rf ."]) {
+      expect(texts((await turn({ prompt: `bash: ${command}` })).events).at(-1)).toMatch(/^Bash denied: /);
+    }
+    const own = await turn({ prompt: "bash: pedelec-cli tool-spec add_todo" });
+    expect(texts(own.events).at(-1)).toMatch(/^Bash exit 0: /);
+
+    const full = await turn({ prompt: "bash: echo hello from the host", access: "full" });
+    expect(texts(full.events).at(-1)).toBe("Bash exit 0: hello from the host");
+  });
+
+  it("passes the sandbox flags and permissions to the CLI, and the permissive flag only for Full Access", async () => {
+    const sandboxed = await turn({ prompt: "report-args", model: "anthropic/claude-sonnet-4-5" });
+    expect(JSON.parse(texts(sandboxed.events)[0] ?? "")).toEqual([
+      "run", "--format", "json", "--model", "anthropic/claude-sonnet-4-5", "--variant", "medium",
+    ]);
+    const full = await turn({ prompt: "report-args", access: "full" });
+    expect(JSON.parse(texts(full.events)[0] ?? "")).toEqual(["run", "--format", "json", "--dangerously-skip-permissions", "--variant", "medium"]);
+    // The sandbox rules travel in the environment; a Full Access run gets none of them.
+    const fullEnv = await turn({ prompt: "bash: printenv OPENCODE_PERMISSION OPENCODE_DISABLE_PROJECT_CONFIG OPENCODE_CONFIG_PROJECT_DISABLE", access: "full" });
+    expect(texts(fullEnv.events).at(-1)).toBe("Bash exit 1: ");
+  });
+});
+
+describe("opencode adapter with the stand-in CLI", () => {
+  it("discovers the stand-in through PEDELEC_PROVIDER_PATH", async () => {
+    const adapter = createOpencodeAdapter();
+    const discovery = await discoverProvider(
+      adapter,
+      { PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, PATH: process.env.PATH, HOME: env.HOME },
+      AbortSignal.timeout(10_000),
+    );
+    expect(discovery).toEqual({ available: true, executablePath: STAND_IN, version: "1.18.33", error: null });
+  });
+
+  it("answers, then resumes the same session on the next turn", async () => {
+    const first = await turn({ prompt: firstPrompt("reply: Hello from the stand-in.") });
+    expect(first.outcome).toEqual({ ok: true });
+    const sessionId = sessionIdOf(first.events);
+    expect(sessionId).toMatch(/^ses_[0-9a-f]{12}[A-Za-z0-9]{14}$/);
+    expect(texts(first.events)).toEqual(["Hello from the stand-in."]);
+    expect(first.events.some((event) => event.type === "text-delta")).toBe(false);
+
+    const second = await turn({ prompt: "report-resume", providerSessionId: sessionId ?? null });
+    expect(second.outcome).toEqual({ ok: true });
+    expect(sessionIdOf(second.events)).toBe(sessionId);
+    expect(texts(second.events)).toEqual([`resumed=${sessionId}`]);
+    const stored = await readdir(path.join(env.XDG_DATA_HOME ?? "", "opencode", "stand-in-sessions"));
+    expect(stored).toEqual([`${sessionId}.json`]);
+  });
+
+  it("delivers the prompt on stdin only: the model sees exactly the prompt", async () => {
+    const { events } = await turn({ prompt: "just this text" });
+    expect(texts(events)).toEqual(["echo: just this text"]);
+  });
+
+  it("runs a tool call through pedelec-cli and reports it as a command activity", async () => {
+    const first = await turn({ prompt: firstPrompt("reply: ready") });
+    const sessionId = sessionIdOf(first.events) ?? null;
+    const { outcome, events } = await turn({ prompt: `call-tool add_card {"title":"Buy milk"}`, providerSessionId: sessionId });
+    expect(outcome).toEqual({ ok: true });
+    const argv = (await readFile(env.PEDELEC_TEST_ARGV_FILE ?? "", "utf8")).trimEnd().split("\n");
+    expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
+    const command = `pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '{"title":"Buy milk"}'`;
+    const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));
+    expect(activities).toEqual([
+      { id: expect.stringMatching(/^call_/) as string, kind: "command", status: "started", title: command },
+      { id: activities[0]?.id, kind: "command", status: "completed", title: command, detail: '{"id":"card-4","title":"Buy milk"}\n' },
+    ]);
+    expect(texts(events)).toEqual(['Tool add_card returned: {"id":"card-4","title":"Buy milk"}']);
+  });
+
+  it("reports a tool call that exits non-zero as a failed activity and lets the agent answer", async () => {
+    const { outcome, events } = await turn({ prompt: firstPrompt("call-tool broken {}") });
+    expect(outcome).toEqual({ ok: true });
+    const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity.status] : []));
+    expect(activities).toEqual(["started", "failed"]);
+    expect(texts(events)[0]).toBe('Tool broken failed: {"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}');
+  });
+
+  it("reads a tool spec through pedelec-cli", async () => {
+    const { outcome, events } = await turn({ prompt: firstPrompt("tool-spec add_card_spec") });
+    expect(outcome).toEqual({ ok: true });
+    expect(texts(events)[0]).toBe('Spec: {"type":"object"}');
+  });
+
+  it("fails with PROVIDER_FAILED and the stderr when the CLI exits non-zero", async () => {
+    const { outcome } = await turn({ prompt: "exit-with 3 model overloaded, try later" });
+    const error = errorOf(outcome);
+    expect(error.code).toBe("PROVIDER_FAILED");
+    expect(error.message).toBe("model overloaded, try later");
+    expect(error.details).toEqual({ exitCode: 3, signal: null, stderr: "model overloaded, try later\n", stderrTruncated: false });
+  });
+
+  it("marks the conversation lost when the session to resume does not exist", async () => {
+    const { outcome } = await turn({ prompt: "hello", providerSessionId: "ses_00000000000000000000000000" });
+    const error = errorOf(outcome);
+    expect(error.code).toBe("PROVIDER_FAILED");
+    expect(error.message).toBe("Error: Session not found");
+    expect(outcome).toMatchObject({ ok: false, conversationLost: true });
+  });
+
+  it("fails with PROVIDER_OUTPUT_INVALID when the CLI prints garbage and never finishes the turn", async () => {
+    const { outcome, events } = await turn({ prompt: "garbage" });
+    const error = errorOf(outcome);
+    expect(error.code).toBe("PROVIDER_OUTPUT_INVALID");
+    expect(error.message).toBe("opencode ended without finishing the turn");
+    expect(error.details).toMatchObject({ ignoredLineCount: 3 });
+    expect(events.filter((event) => event.type === "output-seen")).toHaveLength(3);
+  });
+
+  it("fails with PROVIDER_NOT_AUTHENTICATED when the model provider has no key", async () => {
+    const { outcome, events } = await turn({ prompt: "not-logged-in" });
+    const error = errorOf(outcome);
+    expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");
+    expect(error.message).toContain("Anthropic API key is missing");
+    expect(error.message).toContain('run "opencode auth login"');
+    expect(events.some((event) => event.type === "message-completed")).toBe(false);
+  });
+
+  async function hangThenAbort(reason?: unknown) {
+    const controller = new AbortController();
+    const adapter = createOpencodeAdapter({ killGraceMs: 500 });
+    const startedAt = Date.now();
+    let pid = 0;
+    const outcome = await adapter.runTurn(
+      turnRequest({ effortArgv: [], signal: controller.signal, prompt: "hang", onProcessStarted: (started) => (pid = started) }),
+      (event) => {
+        if (event.type === "provider-session-started") controller.abort(reason);
+      },
+    );
+    return { outcome, elapsedMs: Date.now() - startedAt, pid };
+  }
+
+  it("kills a hanging CLI's process group on cancel and settles with TURN_CANCELLED", async () => {
+    const { outcome, elapsedMs, pid } = await hangThenAbort();
+    expect(errorOf(outcome)).toMatchObject({ code: "TURN_CANCELLED" });
+    expect(elapsedMs).toBeLessThan(5_000);
+    expect(pid).toBeGreaterThan(0);
+    expect(() => process.kill(-pid, 0)).toThrow(/ESRCH/);
+  });
+
+  it("settles a cancelled turn with the abort reason when it is a PedelecError", async () => {
+    const { outcome } = await hangThenAbort(new PedelecError("SESSION_ENDED", "the session ended"));
+    expect(errorOf(outcome)).toMatchObject({ code: "SESSION_ENDED", message: "the session ended" });
+  });
+
+  it("fails with INVALID_INPUT, without starting anything, for a model that looks like a flag", async () => {
+    const { outcome, events } = await turn({ prompt: "hello", model: "--dir=/" });
+    expect(errorOf(outcome).code).toBe("INVALID_INPUT");
+    expect(events).toEqual([]);
+  });
+});

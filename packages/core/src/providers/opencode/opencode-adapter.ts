@@ -1,0 +1,118 @@
+import { stripVTControlCharacters } from "node:util";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
+import { defineCliAdapter } from "../cli-adapter.js";
+import { exitFailure } from "../cli-runner.js";
+import type { ProviderProcessResult } from "../provider-process.js";
+import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, opencodeSandboxEnv } from "./opencode-args.js";
+import { OpencodeStreamParser, type OpencodeStreamSummary } from "./opencode-stream-parser.js";
+
+export interface OpencodeAdapterOptions {
+  /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
+  killGraceMs?: number;
+}
+
+/**
+ * The `opencode` provider: `opencode run --format json`, the prompt on stdin, sandbox permissions through
+ * OPENCODE_PERMISSION. Text arrives only as finished parts, so there are no text deltas.
+ */
+export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): ProviderAdapter {
+  return defineCliAdapter<OpencodeStreamSummary>(
+    {
+      code: "opencode",
+      displayName: "OpenCode",
+      programName: "opencode",
+      capabilities: { textDeltas: false, resume: true },
+      // `--variant` names are the model provider's own; OpenCode leaves a model's defaults alone for a name it lacks.
+      defaultEffortProfiles: () => ({
+        low: ["--variant", "low"],
+        medium: ["--variant", "medium"],
+        high: ["--variant", "high"],
+      }),
+      ownedFlags: OPENCODE_OWNED_FLAGS,
+      planTurn: (request) => {
+        const args = buildOpencodeArgs(request);
+        const resuming = request.providerSessionId !== null;
+        return {
+          args,
+          stdin: request.prompt,
+          ...(request.access === "sandbox" ? { env: opencodeSandboxEnv() } : {}),
+          parser: new OpencodeStreamParser(),
+          outcome: (run, summary) => opencodeTurnOutcome(run, summary, resuming),
+        };
+      },
+    },
+    options,
+  );
+}
+
+/** OpenCode's answer to `--session <id>` when it has no such session (printed on stderr, exit 1). */
+const LOST_CONVERSATION = /\bSession not found\b/;
+
+/** Decides how a finished (not aborted) run ended, from the process result and what its output said. */
+export function opencodeTurnOutcome(run: ProviderProcessResult, summary: OpencodeStreamSummary, resuming: boolean): ProviderTurnOutcome {
+  if (summary.notAuthenticatedText !== null) {
+    return {
+      ok: false,
+      error: new PedelecError(
+        "PROVIDER_NOT_AUTHENTICATED",
+        `opencode has no valid credentials for its model provider (${summary.notAuthenticatedText.trim()}); run "opencode auth login" in a terminal`,
+        { providerMessage: summary.notAuthenticatedText, errorName: summary.error?.name ?? null },
+      ),
+    };
+  }
+  // OpenCode colours its stderr messages even when stderr is a pipe.
+  const plainRun = { ...run, stderr: stripVTControlCharacters(run.stderr) };
+  if (run.exitCode !== 0) {
+    if (resuming && LOST_CONVERSATION.test(plainRun.stderr)) {
+      return { ok: false, error: exitFailure("opencode", plainRun), conversationLost: true };
+    }
+    const failure = exitFailure("opencode", plainRun);
+    if (summary.error === null) return { ok: false, error: failure };
+    return {
+      ok: false,
+      error: new PedelecError("PROVIDER_FAILED", summary.error.message, {
+        exitCode: run.exitCode,
+        signal: run.signal,
+        stderr: plainRun.stderr,
+        stderrTruncated: run.stderrTruncated,
+        errorName: summary.error.name,
+      }),
+    };
+  }
+  if (summary.problem !== null) {
+    return {
+      ok: false,
+      error: new PedelecError(
+        "PROVIDER_OUTPUT_INVALID",
+        `opencode printed a "${summary.problem.lineType}" line that Pedelec cannot read: ${summary.problem.issues}`,
+        { invalidLineCount: summary.invalidLineCount },
+      ),
+    };
+  }
+  if (summary.error !== null) {
+    return { ok: false, error: new PedelecError("PROVIDER_FAILED", summary.error.message, { errorName: summary.error.name }) };
+  }
+  if (!turnFinished(summary)) {
+    return {
+      ok: false,
+      error: new PedelecError("PROVIDER_OUTPUT_INVALID", "opencode ended without finishing the turn", {
+        ignoredLineCount: summary.ignoredLineCount,
+        ignoredLineSamples: summary.ignoredLineSamples,
+        unknownLineCount: summary.unknownLineCount,
+        droppedLineCount: summary.droppedLineCount,
+        stderr: plainRun.stderr,
+      }),
+    };
+  }
+  return { ok: true };
+}
+
+/**
+ * A turn is over when OpenCode said `done` (newer versions), or when its last model step ended for a reason other
+ * than calling tools (versions that print no `done`).
+ */
+function turnFinished(summary: OpencodeStreamSummary): boolean {
+  if (summary.done !== null) return true;
+  return summary.lastStepFinishReason !== null && summary.lastStepFinishReason !== "tool-calls";
+}

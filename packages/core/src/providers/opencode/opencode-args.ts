@@ -1,0 +1,88 @@
+import type { AccessMode } from "@pedelec/protocol/domain";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+
+/** What the argv and environment of one `opencode run` depend on. */
+export interface OpencodeArgsInput {
+  providerSessionId: string | null;
+  model: string | null;
+  effortArgv: readonly string[];
+  access: AccessMode;
+}
+
+/** Pedelec's own agent commands: the only shell commands a sandboxed agent may run. */
+const PEDELEC_COMMANDS = ["pedelec-cli", "pedelec-ts-runtime", "pedelec-deno"];
+
+/**
+ * OpenCode's permission rules for a sandbox session. `opencode run` has no command-line switch for permissions, but
+ * it merges the JSON in OPENCODE_PERMISSION over every configuration file it loaded (the merge gives this value
+ * precedence). File tools stay on (OpenCode keeps them to the working directory unless `external_directory` allows
+ * more); the shell may run Pedelec's commands only; the web, subagents and anything outside the workspace are denied.
+ * OpenCode applies the last matching rule, and a merged key keeps the position it had in the user's configuration, so
+ * there is no top-level catch-all here (it could land after, and override, the rules below): every built-in tool is
+ * named. Within `bash` the catch-all deny comes first.
+ */
+export const OPENCODE_SANDBOX_PERMISSION = {
+  read: "allow",
+  edit: "allow",
+  glob: "allow",
+  grep: "allow",
+  list: "allow",
+  todoread: "allow",
+  todowrite: "allow",
+  bash: Object.fromEntries([["*", "deny"], ...PEDELEC_COMMANDS.map((command) => [`${command} *`, "allow"])]),
+  external_directory: "deny",
+  webfetch: "deny",
+  websearch: "deny",
+  codesearch: "deny",
+  task: "deny",
+  skill: "deny",
+  doom_loop: "deny",
+} as const;
+
+/**
+ * Environment of a sandbox run: the permission rules, and no project configuration. The agent can write files into
+ * its own workspace, and OpenCode would load an `opencode.json` (whose per-agent rules take precedence over the global
+ * ones) or a `.opencode/` folder (plugins run as code) from there on the next turn. Newer versions read the switch
+ * under its newer name first, so both names are set.
+ */
+export function opencodeSandboxEnv(): Record<string, string> {
+  return {
+    OPENCODE_PERMISSION: JSON.stringify(OPENCODE_SANDBOX_PERMISSION),
+    OPENCODE_CONFIG_PROJECT_DISABLE: "1",
+    OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+  };
+}
+
+/** Flags the adapter sets itself, or that would change permissions, the session, the prompt or the output. */
+export const OPENCODE_OWNED_FLAGS = [
+  "--format", "--session", "-s", "--continue", "-c", "--fork", "--model", "-m", "--agent", "--command",
+  "--file", "-f", "--dir", "--attach", "--port", "--password", "-p", "--username", "-u", "--auto", "--yolo",
+  "--dangerously-skip-permissions", "--interactive", "-i", "--mini", "--demo", "--share", "--help", "-h",
+  "--version", "-v", "--",
+];
+
+/**
+ * Argv of one turn: `run` with raw JSON events, permissions skipped only for Full Access, then resume, model and the
+ * effort profile last. No positional message: `opencode run` reads the prompt from stdin, and a positional argument
+ * (even `-`) would be prepended to it as text.
+ */
+export function buildOpencodeArgs(input: OpencodeArgsInput): string[] {
+  const args = ["run", "--format", "json"];
+  if (input.access === "full") args.push("--dangerously-skip-permissions");
+  if (input.providerSessionId !== null) {
+    args.push("--session", optionValue("provider session id", input.providerSessionId));
+  }
+  if (input.model !== null && input.model !== "") {
+    args.push("--model", optionValue("model", input.model));
+  }
+  args.push(...input.effortArgv);
+  return args;
+}
+
+/** A value that looks like a flag would be read as one by the CLI's option parser. */
+function optionValue(name: string, value: string): string {
+  if (value === "" || value.startsWith("-")) {
+    throw new PedelecError("INVALID_INPUT", `opencode ${name} must not be empty or start with "-"`, { value });
+  }
+  return value;
+}

@@ -1,0 +1,133 @@
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
+import type { SessionEvent } from "@pedelec/protocol/session-events";
+import { CoreConnection } from "../../core-client.js";
+import { startCore, type RunningCore } from "../../core-daemon.js";
+
+const standInDir = resolve(fileURLToPath(new URL("../../../../../test/stand-ins/opencode", import.meta.url)));
+/** The real agent command, as built; Core puts PEDELEC_HOME/bin first on the agent's PATH. */
+const pedelecCliEntry = resolve(fileURLToPath(new URL("../../../../cli/dist/pedelec-cli-entry.js", import.meta.url)));
+const ORIGIN = "http://127.0.0.1:4000";
+const tools = [
+  {
+    name: "add_todo",
+    description: "Add a card",
+    argsSchema: { type: "object" as const, properties: { title: { type: "string" as const, minLength: 1 } }, required: ["title"] },
+    timeoutMs: 5_000,
+  },
+];
+
+let home: string;
+let core: RunningCore | undefined;
+let env: NodeJS.ProcessEnv;
+
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), "pedelec-opencode-core-"));
+  env = { ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: standInDir, XDG_DATA_HOME: join(home, "opencode-data") };
+  await mkdir(join(home, "bin"), { recursive: true });
+  await writeFile(join(home, "bin", "pedelec-cli"), `#!/bin/sh\nexec '${process.execPath}' '${pedelecCliEntry}' "$@"\n`);
+  await chmod(join(home, "bin", "pedelec-cli"), 0o755);
+});
+afterEach(async () => {
+  await core?.stop();
+  core = undefined;
+  await rm(home, { recursive: true, force: true });
+});
+
+/** Collects a connection's events and lets a test wait for one, with a deadline. */
+function eventsOf(connection: CoreConnection) {
+  const seen: SessionEvent[] = [];
+  connection.onFrame((frame: CoreServerFrame) => {
+    if (frame.kind === "event") seen.push(frame.envelope.event);
+  });
+  return {
+    seen,
+    async waitFor<T extends SessionEvent>(match: (event: SessionEvent) => event is T, timeoutMs = 10_000): Promise<T> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = seen.find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no matching event within ${timeoutMs} ms; seen ${JSON.stringify(seen.map((event) => event.type))}`);
+        await new Promise((resolvePromise) => setTimeout(resolvePromise, 10));
+      }
+    },
+  };
+}
+
+const ofTurn =
+  <T extends SessionEvent["type"]>(type: T, turnId: string) =>
+  (event: SessionEvent): event is Extract<SessionEvent, { type: T }> =>
+    event.type === type && "turnId" in event && event.turnId === turnId;
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("opencode sessions through Core", () => {
+  it("answers, passes a tool call to the page and back, resumes, and cancels a hanging turn", { timeout: 60_000 }, async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const { sessionId, workspace } = await page.request("createSession", { provider: "opencode", skills: { guidance: "", tools } }, ORIGIN);
+
+    // A streamed answer: OpenCode has no deltas, so Core hands the completed message on as one delta.
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: Hello from OpenCode." }, ORIGIN);
+    await events.waitFor(ofTurn("turn-completed", "turn-1"));
+    const deltas = events.seen.filter(ofTurn("chat-delta", "turn-1"));
+    expect(deltas.map((event) => event.delta).join("")).toBe("Hello from OpenCode.");
+    expect(events.seen.filter(ofTurn("chat-completed", "turn-1")).map((event) => event.text)).toEqual(["Hello from OpenCode."]);
+
+    // The agent calls a page tool through the real pedelec-cli; the page answers it.
+    await page.request("sendText", { sessionId, turnId: "turn-2", text: 'call-tool add_todo {"title":"Milk"}' }, ORIGIN);
+    const requested = await events.waitFor(ofTurn("tool-call-requested", "turn-2"));
+    expect(requested).toMatchObject({ toolName: "add_todo", args: { title: "Milk" } });
+    await expect(
+      page.request("submitToolResult", { sessionId, toolRequestId: requested.toolRequestId, outcome: { ok: true, result: { id: "c1" } } }, ORIGIN),
+    ).resolves.toEqual({ accepted: true });
+    await events.waitFor(ofTurn("turn-completed", "turn-2"));
+    const answer = events.seen.filter(ofTurn("chat-completed", "turn-2")).map((event) => event.text);
+    expect(answer).toHaveLength(1);
+    expect(answer[0]).toMatch(/^Tool add_todo returned: .*"c1"/);
+    const activities = events.seen.filter(ofTurn("activity-updated", "turn-2")).map((event) => event.activity);
+    expect(activities.map((activity) => [activity.kind, activity.status])).toEqual([
+      ["command", "started"],
+      ["command", "completed"],
+    ]);
+    expect(activities[0]?.title).toBe(`pedelec-cli --thread-id ${sessionId} tool-call add_todo '{"title":"Milk"}'`);
+
+    // The next turn resumes the same OpenCode session.
+    await page.request("sendText", { sessionId, turnId: "turn-3", text: "report-resume" }, ORIGIN);
+    const resumed = await events.waitFor(ofTurn("chat-completed", "turn-3"));
+    const [stored] = await readdir(join(home, "opencode-data", "opencode", "stand-in-sessions"));
+    expect(resumed.text).toBe(`resumed=${stored?.replace(/\.json$/, "")}`);
+    expect(resumed.text).toMatch(/^resumed=ses_/);
+    await events.waitFor(ofTurn("turn-completed", "turn-3"));
+
+    // Cancelling a hanging turn stops the whole process group of the agent.
+    await page.request("sendText", { sessionId, turnId: "turn-4", text: "hang" }, ORIGIN);
+    const pid = await (async () => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const text = await readFile(join(workspace.path, ".stand-in-hanging"), "utf8").catch(() => "");
+        if (text !== "") return Number(text);
+        if (Date.now() > deadline) throw new Error("the agent did not start hanging");
+        await new Promise((resolvePromise) => setTimeout(resolvePromise, 20));
+      }
+    })();
+    expect(groupAlive(pid)).toBe(true);
+    await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: true });
+    expect((await events.waitFor(ofTurn("turn-failed", "turn-4"))).error.code).toBe("TURN_CANCELLED");
+    await expect.poll(() => groupAlive(pid), { timeout: 10_000, interval: 50 }).toBe(false);
+    expect(events.seen.some((event) => event.type === "turn-failed" && event.turnId !== "turn-4")).toBe(false);
+    page.close();
+  });
+});

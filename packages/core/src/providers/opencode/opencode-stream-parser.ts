@@ -1,0 +1,197 @@
+import type { CliStreamParser } from "../cli-runner.js";
+import type { ProviderEvent } from "../provider-adapter.js";
+import { truncateUtf8 } from "../truncate-utf8.js";
+import {
+  classifyOpencodeStreamLine,
+  type OpencodeDoneLine,
+  type OpencodeErrorLine,
+  type OpencodeTextLine,
+  type OpencodeToolUseLine,
+} from "./opencode-stream-schema.js";
+import { describeOpencodeToolUse } from "./opencode-tool-activity.js";
+
+export const OPENCODE_ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
+const IGNORED_LINE_SAMPLES = 5;
+const IGNORED_LINE_SAMPLE_BYTES = 200;
+
+/** Error names (OpenCode's session errors) that mean the model provider refused the credentials. */
+const AUTH_ERROR_NAMES = new Set(["ProviderAuthError"]);
+
+/** An error line, reduced to what the adapter reports. */
+export interface OpencodeReportedError {
+  name: string | null;
+  message: string;
+  statusCode: number | null;
+}
+
+/** What the parser learned from a whole run, read once stdout is drained. */
+export interface OpencodeStreamSummary {
+  providerSessionId: string | null;
+  /** The `done` line, when one came (newer CLIs print it when the session goes idle). */
+  done: { reason: string; rejected: string[] } | null;
+  /** Reason of the last `step_finish`; "tool-calls" means the model meant to go on. */
+  lastStepFinishReason: string | null;
+  /** The first `error` line. */
+  error: OpencodeReportedError | null;
+  /** The model provider's refusal of missing or invalid credentials, when the run showed it. */
+  notAuthenticatedText: string | null;
+  /** The first line of a known type that lacked fields the adapter relies on. */
+  problem: { lineType: string; issues: string } | null;
+  invalidLineCount: number;
+  /** JSON lines of types the adapter does not read (reasoning, …). */
+  unknownLineCount: number;
+  /** Lines that were not JSON objects (warnings, banners); the first few are kept for diagnostics. */
+  ignoredLineCount: number;
+  ignoredLineSamples: string[];
+  droppedLineCount: number;
+}
+
+/**
+ * Turns OpenCode's `run --format json` events, one stdout line at a time, into normalized provider events. OpenCode
+ * prints a text part only once it is finished and a tool call only once it has ended, so there are no text deltas and
+ * each tool call gives its started and its end activity together. One parser per run.
+ */
+export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSummary> {
+  #providerSessionId: string | null = null;
+  #done: OpencodeStreamSummary["done"] = null;
+  #lastStepFinishReason: string | null = null;
+  #error: OpencodeReportedError | null = null;
+  #notAuthenticatedText: string | null = null;
+  #problem: { lineType: string; issues: string } | null = null;
+  #invalidLineCount = 0;
+  #unknownLineCount = 0;
+  #ignoredLineCount = 0;
+  readonly #ignoredLineSamples: string[] = [];
+  #droppedLineCount = 0;
+  /** Completed text per part id, so a part printed again unchanged is not a second message. */
+  readonly #completedTexts = new Map<string, string>();
+  /** Tool calls already reported, by activity id. */
+  readonly #reportedTools = new Set<string>();
+
+  /** Feeds one stdout line (without its newline). */
+  feed(text: string): ProviderEvent[] {
+    const events: ProviderEvent[] = [{ type: "output-seen" }];
+    if (text.trim() === "") return events;
+    const classified = classifyOpencodeStreamLine(text);
+    switch (classified.kind) {
+      case "step-start":
+        this.#sessionSeen(classified.line.sessionID, events);
+        break;
+      case "text":
+        this.#sessionSeen(classified.line.sessionID, events);
+        this.#text(classified.line, events);
+        break;
+      case "tool-use":
+        this.#sessionSeen(classified.line.sessionID, events);
+        this.#toolUse(classified.line, events);
+        break;
+      case "step-finish":
+        this.#sessionSeen(classified.line.sessionID, events);
+        this.#lastStepFinishReason = classified.line.part.reason ?? null;
+        break;
+      case "error":
+        if (classified.line.sessionID !== undefined) this.#sessionSeen(classified.line.sessionID, events);
+        this.#errorLine(classified.line);
+        break;
+      case "done":
+        this.#sessionSeen(classified.line.sessionID, events);
+        this.#doneLine(classified.line);
+        break;
+      case "unknown":
+        this.#unknownLineCount += 1;
+        if (classified.sessionID !== null) this.#sessionSeen(classified.sessionID, events);
+        break;
+      case "not-json":
+        this.#ignoredLineCount += 1;
+        if (this.#ignoredLineSamples.length < IGNORED_LINE_SAMPLES) {
+          this.#ignoredLineSamples.push(truncateUtf8(text, IGNORED_LINE_SAMPLE_BYTES).text);
+        }
+        break;
+      case "invalid":
+        this.#invalidLineCount += 1;
+        this.#problem ??= { lineType: classified.lineType, issues: classified.issues };
+        break;
+    }
+    return events;
+  }
+
+  /** Notes a stdout line that was too long to keep; it still counts as output. */
+  lineDropped(): ProviderEvent[] {
+    this.#droppedLineCount += 1;
+    return [{ type: "output-seen" }];
+  }
+
+  /** Every message and tool call is complete when it is printed: nothing is left open at the end. */
+  finish(): ProviderEvent[] {
+    return [];
+  }
+
+  summary(): OpencodeStreamSummary {
+    return {
+      providerSessionId: this.#providerSessionId,
+      done: this.#done,
+      lastStepFinishReason: this.#lastStepFinishReason,
+      error: this.#error,
+      notAuthenticatedText: this.#notAuthenticatedText,
+      problem: this.#problem,
+      invalidLineCount: this.#invalidLineCount,
+      unknownLineCount: this.#unknownLineCount,
+      ignoredLineCount: this.#ignoredLineCount,
+      ignoredLineSamples: [...this.#ignoredLineSamples],
+      droppedLineCount: this.#droppedLineCount,
+    };
+  }
+
+  /** Every line names the run's session; the first one is the conversation to resume later. */
+  #sessionSeen(providerSessionId: string, events: ProviderEvent[]): void {
+    if (this.#providerSessionId !== null) return;
+    this.#providerSessionId = providerSessionId;
+    events.push({ type: "provider-session-started", providerSessionId });
+  }
+
+  #text(line: OpencodeTextLine, events: ProviderEvent[]): void {
+    const { id, text } = line.part;
+    if (text.trim() === "" || this.#completedTexts.get(id) === text) return;
+    this.#completedTexts.set(id, text);
+    events.push({ type: "message-completed", messageId: id, text });
+  }
+
+  #toolUse(line: OpencodeToolUseLine, events: ProviderEvent[]): void {
+    const { part } = line;
+    const id = part.callID ?? part.id;
+    if (this.#reportedTools.has(id)) return;
+    this.#reportedTools.add(id);
+    const state = part.state;
+    const { kind, title } = describeOpencodeToolUse(part.tool, state.input, state.status === "completed" ? state.title : undefined);
+    events.push({ type: "activity", activity: { id, kind, status: "started", title } });
+    if (state.status === "error") {
+      const detail = truncateUtf8(state.error, OPENCODE_ACTIVITY_DETAIL_MAX_BYTES).text;
+      events.push({ type: "activity", activity: { id, kind, status: "failed", title, detail } });
+      return;
+    }
+    // The bash tool finishes "completed" whatever the command's exit code; the code is in its metadata.
+    const exit = state.metadata?.exit;
+    const failed = typeof exit === "number" && exit !== 0;
+    const detail = truncateUtf8(state.output, OPENCODE_ACTIVITY_DETAIL_MAX_BYTES).text;
+    events.push({ type: "activity", activity: { id, kind, status: failed ? "failed" : "completed", title, detail } });
+  }
+
+  #errorLine(line: OpencodeErrorLine): void {
+    const error = line.error;
+    const reported: OpencodeReportedError =
+      typeof error === "string"
+        ? { name: null, message: error, statusCode: null }
+        : {
+            name: error.name ?? null,
+            message: error.data?.message ?? error.message ?? error.name ?? "opencode reported an error",
+            statusCode: error.data?.statusCode ?? null,
+          };
+    this.#error ??= reported;
+    const signedOut = (reported.name !== null && AUTH_ERROR_NAMES.has(reported.name)) || reported.statusCode === 401;
+    if (signedOut) this.#notAuthenticatedText ??= reported.message;
+  }
+
+  #doneLine(line: OpencodeDoneLine): void {
+    this.#done = { reason: line.reason, rejected: line.rejected ?? [] };
+  }
+}

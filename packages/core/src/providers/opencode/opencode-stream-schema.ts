@@ -1,0 +1,140 @@
+import { z } from "zod";
+
+/*
+ * The parts of `opencode run --format json` lines that the adapter reads. Every line is
+ * `{"type", "timestamp", "sessionID", ...data}`. Lenient on purpose: extra fields and unknown line types pass, so a
+ * newer CLI keeps working; a known type that lacks the fields we rely on is rejected.
+ */
+
+const sessionIdSchema = z.string().min(1);
+
+export const opencodeStepStartLineSchema = z.looseObject({
+  type: z.literal("step_start"),
+  sessionID: sessionIdSchema,
+  part: z.looseObject({ type: z.literal("step-start") }),
+});
+
+/** Emitted once a text part is finished: its whole text, never a delta. */
+export const opencodeTextLineSchema = z.looseObject({
+  type: z.literal("text"),
+  sessionID: sessionIdSchema,
+  part: z.looseObject({ id: z.string().min(1), type: z.literal("text"), text: z.string() }),
+});
+
+const toolStateSchema = z.union([
+  z.looseObject({
+    status: z.literal("completed"),
+    input: z.record(z.string(), z.unknown()),
+    output: z.string(),
+    title: z.string().optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.looseObject({ status: z.literal("error"), input: z.record(z.string(), z.unknown()), error: z.string() }),
+]);
+
+/** Emitted once a tool call has finished (completed or error); OpenCode prints nothing when it starts. */
+export const opencodeToolUseLineSchema = z.looseObject({
+  type: z.literal("tool_use"),
+  sessionID: sessionIdSchema,
+  part: z.looseObject({
+    id: z.string().min(1),
+    type: z.literal("tool"),
+    callID: z.string().min(1).optional(),
+    tool: z.string().min(1),
+    state: toolStateSchema,
+  }),
+});
+
+/** The end of one model step; `reason` is "tool-calls" when the model goes on after its tools ran. */
+export const opencodeStepFinishLineSchema = z.looseObject({
+  type: z.literal("step_finish"),
+  sessionID: sessionIdSchema,
+  part: z.looseObject({ type: z.literal("step-finish"), reason: z.string().optional() }),
+});
+
+/** A session error: `{name, data: {message, …}}` (ProviderAuthError, APIError, UnknownError, …), or a bare string. */
+export const opencodeErrorLineSchema = z.looseObject({
+  type: z.literal("error"),
+  sessionID: sessionIdSchema.optional(),
+  error: z.union([
+    z.string(),
+    z.looseObject({
+      name: z.string().optional(),
+      message: z.string().optional(),
+      data: z.looseObject({ message: z.string().optional(), statusCode: z.number().optional(), providerID: z.string().optional() }).optional(),
+    }),
+  ]),
+});
+
+/** The turn is over: the session went idle. `rejected` names permissions that were asked for and refused. */
+export const opencodeDoneLineSchema = z.looseObject({
+  type: z.literal("done"),
+  sessionID: sessionIdSchema,
+  reason: z.string(),
+  rejected: z.array(z.string()).optional(),
+});
+
+export type OpencodeTextLine = z.infer<typeof opencodeTextLineSchema>;
+export type OpencodeToolUseLine = z.infer<typeof opencodeToolUseLineSchema>;
+export type OpencodeStepFinishLine = z.infer<typeof opencodeStepFinishLineSchema>;
+export type OpencodeErrorLine = z.infer<typeof opencodeErrorLineSchema>;
+export type OpencodeDoneLine = z.infer<typeof opencodeDoneLineSchema>;
+
+/** One stdout line, classified. */
+export type OpencodeStreamLine =
+  | { kind: "step-start"; line: z.infer<typeof opencodeStepStartLineSchema> }
+  | { kind: "text"; line: OpencodeTextLine }
+  | { kind: "tool-use"; line: OpencodeToolUseLine }
+  | { kind: "step-finish"; line: OpencodeStepFinishLine }
+  | { kind: "error"; line: OpencodeErrorLine }
+  | { kind: "done"; line: OpencodeDoneLine }
+  /** JSON of a type the adapter does not read (reasoning, …); its session id is still taken. */
+  | { kind: "unknown"; sessionID: string | null }
+  /** Not a JSON object with a string `type`. */
+  | { kind: "not-json" }
+  /** A known type without the fields the adapter relies on. */
+  | { kind: "invalid"; lineType: string; issues: string };
+
+/** Classifies and validates one stdout line of `opencode run --format json`. */
+export function classifyOpencodeStreamLine(text: string): OpencodeStreamLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: "not-json" };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "not-json" };
+  const { type, sessionID } = value as { type?: unknown; sessionID?: unknown };
+  if (typeof type !== "string") return { kind: "not-json" };
+  switch (type) {
+    case "step_start":
+      return check(type, opencodeStepStartLineSchema, value, (line) => ({ kind: "step-start", line }));
+    case "text":
+      return check(type, opencodeTextLineSchema, value, (line) => ({ kind: "text", line }));
+    case "tool_use":
+      return check(type, opencodeToolUseLineSchema, value, (line) => ({ kind: "tool-use", line }));
+    case "step_finish":
+      return check(type, opencodeStepFinishLineSchema, value, (line) => ({ kind: "step-finish", line }));
+    case "error":
+      return check(type, opencodeErrorLineSchema, value, (line) => ({ kind: "error", line }));
+    case "done":
+      return check(type, opencodeDoneLineSchema, value, (line) => ({ kind: "done", line }));
+    default:
+      return { kind: "unknown", sessionID: typeof sessionID === "string" && sessionID !== "" ? sessionID : null };
+  }
+}
+
+function check<Schema extends z.ZodType>(
+  lineType: string,
+  schema: Schema,
+  value: unknown,
+  wrap: (line: z.infer<Schema>) => OpencodeStreamLine,
+): OpencodeStreamLine {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return wrap(parsed.data);
+  const issues = parsed.error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(line)"}: ${issue.message}`)
+    .join("; ");
+  return { kind: "invalid", lineType, issues };
+}
