@@ -1,0 +1,151 @@
+import { createHash } from "node:crypto";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
+import type { SessionEvent } from "@pedelec/protocol/session-events";
+import { CoreConnection } from "../../core-client.js";
+import { startCore, type RunningCore } from "../../core-daemon.js";
+
+const STAND_IN_DIRECTORY = resolve(fileURLToPath(new URL("../../../../../test/stand-ins/cursor", import.meta.url)));
+/** The agent command, as built into packages/cli (the launcher Pedelec installs runs the same entry). */
+const PEDELEC_CLI_ENTRY = resolve(fileURLToPath(new URL("../../../../cli/bin/pedelec-cli.js", import.meta.url)));
+const ORIGIN = "http://127.0.0.1:4000";
+const tools = [
+  {
+    name: "add_todo",
+    description: "Add a card",
+    argsSchema: { type: "object" as const, properties: { title: { type: "string" as const, minLength: 1 } }, required: ["title"] },
+    timeoutMs: 5_000,
+  },
+];
+
+let home: string;
+let core: RunningCore | undefined;
+let env: NodeJS.ProcessEnv;
+
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), "pedelec-cursor-core-"));
+  env = { ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, CURSOR_CONFIG_DIR: join(home, "cursor-state") };
+  // Core puts PEDELEC_HOME/bin first on the agent's PATH; `pedelec install` writes this launcher there.
+  await mkdir(join(home, "bin"), { recursive: true });
+  const launcher = `#!/bin/sh\nPEDELEC_HOME='${home}'\nexport PEDELEC_HOME\nexec '${process.execPath}' '${PEDELEC_CLI_ENTRY}' "$@"\n`;
+  await writeFile(join(home, "bin", "pedelec-cli"), launcher);
+  await chmod(join(home, "bin", "pedelec-cli"), 0o755);
+});
+afterEach(async () => {
+  await core?.stop();
+  core = undefined;
+  await rm(home, { recursive: true, force: true });
+});
+
+/** Collects a connection's events and lets a test wait, with a deadline, for one that matches. */
+function eventsOf(connection: CoreConnection) {
+  const seen: SessionEvent[] = [];
+  const waiters: { match: (event: SessionEvent) => boolean; resolve: (event: SessionEvent) => void }[] = [];
+  connection.onFrame((frame: CoreServerFrame) => {
+    if (frame.kind !== "event") return;
+    seen.push(frame.envelope.event);
+    for (const waiter of [...waiters]) {
+      if (!waiter.match(frame.envelope.event)) continue;
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(frame.envelope.event);
+    }
+  });
+  return {
+    seen,
+    until<T extends SessionEvent["type"]>(
+      type: T,
+      match: (event: Extract<SessionEvent, { type: T }>) => boolean = () => true,
+      timeoutMs = 15_000,
+    ): Promise<Extract<SessionEvent, { type: T }>> {
+      const matches = (event: SessionEvent): boolean => event.type === type && match(event as Extract<SessionEvent, { type: T }>);
+      const already = seen.find(matches);
+      if (already) return Promise.resolve(already as Extract<SessionEvent, { type: T }>);
+      return new Promise((resolvePromise, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no matching ${type} event within ${timeoutMs} ms`)), timeoutMs);
+        waiters.push({
+          match: matches,
+          resolve: (event) => {
+            clearTimeout(timer);
+            resolvePromise(event as Extract<SessionEvent, { type: T }>);
+          },
+        });
+      });
+    },
+  };
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("a cursor session over the Core socket", () => {
+  it("streams, calls a page tool, resumes its chat and cancels a hanging turn", async () => {
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = eventsOf(page);
+    const { sessionId, workspace } = await page.request("createSession", { provider: "cursor", skills: { guidance: "", tools } }, ORIGIN);
+
+    // A streamed answer: several deltas that add up to the completed message, once.
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: Hello from Cursor, streamed in pieces." }, ORIGIN);
+    const completed = await events.until("chat-completed", (event) => event.turnId === "turn-1");
+    expect(completed.text).toBe("Hello from Cursor, streamed in pieces.");
+    const deltas = events.seen.flatMap((event) =>
+      event.type === "chat-delta" && event.messageId === completed.messageId ? [event.delta] : [],
+    );
+    expect(deltas.length).toBeGreaterThan(3);
+    expect(deltas.join("")).toBe(completed.text);
+    await events.until("turn-completed", (event) => event.turnId === "turn-1");
+
+    // A page tool called through pedelec-cli, answered by the page.
+    await page.request("sendText", { sessionId, turnId: "turn-2", text: 'call-tool add_todo {"title":"Milk"}' }, ORIGIN);
+    const requested = await events.until("tool-call-requested", (event) => event.turnId === "turn-2");
+    expect(requested).toMatchObject({ toolName: "add_todo", args: { title: "Milk" } });
+    await expect(
+      page.request("submitToolResult", { sessionId, toolRequestId: requested.toolRequestId, outcome: { ok: true, result: { id: "c1" } } }, ORIGIN),
+    ).resolves.toEqual({ accepted: true });
+    await events.until("turn-completed", (event) => event.turnId === "turn-2");
+    const answers = events.seen.flatMap((event) => (event.type === "chat-completed" && event.turnId === "turn-2" ? [event.text] : []));
+    expect(answers.at(-1)).toMatch(/^Tool add_todo returned: .*"c1"/);
+    const commands = events.seen.flatMap((event) =>
+      event.type === "activity-updated" && event.turnId === "turn-2" && event.activity.kind === "command" ? [event.activity.status] : [],
+    );
+    expect(commands).toEqual(["started", "completed"]);
+
+    // The next turn resumes the same chat.
+    await page.request("sendText", { sessionId, turnId: "turn-3", text: "report-resume" }, ORIGIN);
+    const resumed = await events.until("chat-completed", (event) => event.turnId === "turn-3");
+    expect(resumed.text).toMatch(/^resumed=[0-9a-f-]{36}$/);
+    // …the one the first turn started: its file at the CLI holds every turn's prompt.
+    const chatId = resumed.text.slice("resumed=".length);
+    const chatFolder = createHash("md5").update(workspace.path).digest("hex");
+    const chat = await readFile(join(home, "cursor-state", "chats", chatFolder, `${chatId}.jsonl`), "utf8");
+    expect(chat).toContain("Hello from Cursor, streamed in pieces.");
+    expect(chat).toContain("call-tool add_todo");
+    await events.until("turn-completed", (event) => event.turnId === "turn-3");
+
+    // Cancelling a hanging turn leaves no process of its group.
+    await page.request("sendText", { sessionId, turnId: "turn-4", text: "hang" }, ORIGIN);
+    const marker = join(workspace.path, ".stand-in-hanging");
+    const deadline = Date.now() + 10_000;
+    let pid = 0;
+    while (pid === 0) {
+      if (Date.now() > deadline) throw new Error("the stand-in never started hanging");
+      pid = Number(await readFile(marker, "utf8").catch(() => "0"));
+      if (pid === 0) await new Promise((resolvePromise) => setTimeout(resolvePromise, 20));
+    }
+    expect(groupAlive(pid)).toBe(true);
+    await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: true });
+    expect((await events.until("turn-failed", (event) => event.turnId === "turn-4")).error.code).toBe("TURN_CANCELLED");
+    await expect.poll(() => groupAlive(pid), { timeout: 5_000, interval: 50 }).toBe(false);
+    page.close();
+  });
+});
