@@ -1,0 +1,249 @@
+import { randomUUID } from "node:crypto";
+import type { Activity } from "@pedelec/protocol/session-events";
+import type { CliStreamParser } from "../cli-runner.js";
+import type { ProviderEvent } from "../provider-adapter.js";
+import { truncateUtf8 } from "../truncate-utf8.js";
+import { antigravityLoginLine, isAntigravityLoginRequiredText } from "./antigravity-login-text.js";
+import {
+  antigravityErrorText,
+  classifyAntigravityStreamLine,
+  type AntigravityResultLine,
+  type AntigravityStep,
+} from "./antigravity-stream-schema.js";
+import { describeAntigravityTool } from "./antigravity-tool-activity.js";
+
+export const ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
+const IGNORED_LINE_SAMPLES = 5;
+const IGNORED_LINE_SAMPLE_BYTES = 200;
+
+/** How the run's terminal `result` line ended the turn. */
+export type AntigravityTurnResult = { ok: true; text: string } | { ok: false; status: string; message: string };
+
+/** What the parser learned from a whole run, read once stdout is drained. */
+export interface AntigravityStreamSummary {
+  providerSessionId: string | null;
+  /** Null when no valid `result` line came. */
+  result: AntigravityTurnResult | null;
+  /** The CLI's own sign-in request, when stdout showed one. */
+  notAuthenticatedText: string | null;
+  /** The first line of a known event that lacked fields the adapter relies on. */
+  problem: { lineType: string; issues: string } | null;
+  invalidLineCount: number;
+  /** Lines that were not JSON objects with an `event` (banners, warnings); the first few are kept. */
+  ignoredLineCount: number;
+  ignoredLineSamples: string[];
+  /** JSON lines of an event the adapter does not read. */
+  unknownEventCount: number;
+  droppedLineCount: number;
+}
+
+export interface AntigravityStreamParserOptions {
+  /** Prefix of message and activity ids. Random by default, so ids differ between runs. */
+  idPrefix?: string;
+}
+
+interface OpenMessage {
+  id: string;
+  /** The step that streams it, when the CLI numbers its steps. */
+  stepIndex: number | undefined;
+  text: string;
+}
+
+interface OpenActivity {
+  id: string;
+  toolName: string;
+  stepIndex: number | undefined;
+  kind: Activity["kind"];
+  title: string;
+}
+
+/**
+ * Turns the Antigravity CLI's stream-json, one stdout line at a time, into normalized provider events: `init`
+ * gives the conversation id, `agent_response` steps stream text deltas, `tool` steps are activities, and the
+ * terminal `result` says how the turn ended. One parser per run.
+ */
+export class AntigravityStreamParser implements CliStreamParser<AntigravityStreamSummary> {
+  readonly #idPrefix: string;
+  #counter = 0;
+  #providerSessionId: string | null = null;
+  #result: AntigravityTurnResult | null = null;
+  #notAuthenticatedText: string | null = null;
+  #problem: { lineType: string; issues: string } | null = null;
+  #invalidLineCount = 0;
+  #ignoredLineCount = 0;
+  readonly #ignoredLineSamples: string[] = [];
+  #unknownEventCount = 0;
+  #droppedLineCount = 0;
+  #message: OpenMessage | null = null;
+  #completedAnyText = false;
+  readonly #activities: OpenActivity[] = [];
+
+  constructor(options: AntigravityStreamParserOptions = {}) {
+    this.#idPrefix = options.idPrefix ?? `agy-${randomUUID().slice(0, 8)}`;
+  }
+
+  /** Feeds one stdout line (without its newline). */
+  feed(text: string): ProviderEvent[] {
+    const events: ProviderEvent[] = [{ type: "output-seen" }];
+    if (text.trim() === "") return events;
+    const classified = classifyAntigravityStreamLine(text);
+    switch (classified.kind) {
+      case "init":
+        this.#sessionStarted(classified.line.conversation_id, events);
+        break;
+      case "step":
+        this.#step(classified.step, events);
+        break;
+      case "result":
+        this.#resultLine(classified.line, events);
+        break;
+      case "unknown":
+        this.#unknownEventCount += 1;
+        break;
+      case "not-json":
+        this.#ignoredLineCount += 1;
+        if (this.#ignoredLineSamples.length < IGNORED_LINE_SAMPLES) {
+          this.#ignoredLineSamples.push(truncateUtf8(text, IGNORED_LINE_SAMPLE_BYTES).text);
+        }
+        this.#notAuthenticatedText ??= antigravityLoginLine(text);
+        break;
+      case "invalid":
+        this.#invalidLineCount += 1;
+        this.#problem ??= { lineType: classified.lineType, issues: classified.issues };
+        break;
+    }
+    return events;
+  }
+
+  /** Notes a stdout line that was too long to keep; it still counts as output. */
+  lineDropped(): ProviderEvent[] {
+    this.#droppedLineCount += 1;
+    return [{ type: "output-seen" }];
+  }
+
+  /** Ends the run: completes a message still open. */
+  finish(): ProviderEvent[] {
+    const events: ProviderEvent[] = [];
+    this.#completeMessage(events);
+    return events;
+  }
+
+  summary(): AntigravityStreamSummary {
+    return {
+      providerSessionId: this.#providerSessionId,
+      result: this.#result,
+      notAuthenticatedText: this.#notAuthenticatedText,
+      problem: this.#problem,
+      invalidLineCount: this.#invalidLineCount,
+      ignoredLineCount: this.#ignoredLineCount,
+      ignoredLineSamples: [...this.#ignoredLineSamples],
+      unknownEventCount: this.#unknownEventCount,
+      droppedLineCount: this.#droppedLineCount,
+    };
+  }
+
+  #sessionStarted(providerSessionId: string, events: ProviderEvent[]): void {
+    if (providerSessionId === this.#providerSessionId) return;
+    this.#providerSessionId = providerSessionId;
+    events.push({ type: "provider-session-started", providerSessionId });
+  }
+
+  #step(step: AntigravityStep, events: ProviderEvent[]): void {
+    if (step.conversation_id && this.#providerSessionId === null) this.#sessionStarted(step.conversation_id, events);
+    const stepType = step.step_type ?? this.#typeOfOpenStep(step.step_index);
+    if (stepType === "agent_response") this.#responseStep(step, events);
+    else if (stepType === "tool") this.#toolStep(step, events);
+    // user_input (the CLI echoing the prompt), system_message, checkpoint, …: not the agent's words or actions.
+  }
+
+  /** A closing update may name only its step; it continues whichever open step has that index. */
+  #typeOfOpenStep(stepIndex: number | undefined): string | undefined {
+    if (stepIndex === undefined) return undefined;
+    if (this.#message?.stepIndex === stepIndex) return "agent_response";
+    if (this.#activities.some((activity) => activity.stepIndex === stepIndex)) return "tool";
+    return undefined;
+  }
+
+  #responseStep(step: AntigravityStep, events: ProviderEvent[]): void {
+    const delta = step.text_delta ?? "";
+    if (this.#message !== null && step.step_index !== undefined && this.#message.stepIndex !== undefined && this.#message.stepIndex !== step.step_index) {
+      this.#completeMessage(events);
+    }
+    // Some builds repeat the whole text in the step's closing update; it is not new text.
+    const repeated = step.state === "DONE" && this.#message !== null && this.#message.text !== "" && delta === this.#message.text;
+    if (delta !== "" && !repeated) {
+      this.#message ??= { id: this.#newId("message"), stepIndex: step.step_index, text: "" };
+      this.#message.text += delta;
+      events.push({ type: "text-delta", messageId: this.#message.id, delta });
+    }
+    if (step.state === "DONE" || step.state === "ERROR") this.#completeMessage(events);
+  }
+
+  #toolStep(step: AntigravityStep, events: ProviderEvent[]): void {
+    // The agent acts on what it said; its message is complete.
+    this.#completeMessage(events);
+    const toolName = step.tool_name ?? step.tool_info?.name ?? "tool";
+    let open = this.#openActivity(step.step_index, toolName);
+    if (open === undefined) {
+      const { kind, title } = describeAntigravityTool(toolName, step.tool_info?.parameters);
+      const id = step.step_index === undefined ? this.#newId("tool") : `${this.#idPrefix}-step-${step.step_index}`;
+      open = { id, toolName, stepIndex: step.step_index, kind, title };
+      this.#activities.push(open);
+      events.push({ type: "activity", activity: { id, kind, status: "started", title } });
+    }
+    if (step.state !== "DONE" && step.state !== "ERROR") return;
+    this.#activities.splice(this.#activities.indexOf(open), 1);
+    const failed = step.state === "ERROR";
+    const detail = failed ? antigravityErrorText(step.error) || step.output || "" : step.output ?? "";
+    events.push({
+      type: "activity",
+      activity: {
+        id: open.id,
+        kind: open.kind,
+        status: failed ? "failed" : "completed",
+        title: open.title,
+        detail: truncateUtf8(detail, ACTIVITY_DETAIL_MAX_BYTES).text,
+      },
+    });
+  }
+
+  /** The started activity an update belongs to: by step index, or (unnumbered) the latest of that tool. */
+  #openActivity(stepIndex: number | undefined, toolName: string): OpenActivity | undefined {
+    if (stepIndex !== undefined) return this.#activities.find((activity) => activity.stepIndex === stepIndex);
+    return this.#activities.findLast((activity) => activity.stepIndex === undefined && activity.toolName === toolName);
+  }
+
+  #resultLine(line: AntigravityResultLine, events: ProviderEvent[]): void {
+    this.#completeMessage(events);
+    const { status, conversation_id: conversationId, response } = line.result;
+    if (conversationId) this.#sessionStarted(conversationId, events);
+    const text = response ?? "";
+    if (status !== "SUCCESS") {
+      const message = antigravityErrorText(line.result.error).trim() || text.trim() || `agy ended with status ${status}`;
+      if (isAntigravityLoginRequiredText(message)) this.#notAuthenticatedText ??= message;
+      this.#result = { ok: false, status, message };
+      return;
+    }
+    this.#result = { ok: true, text };
+    // The final answer is also in the result; show it when no step streamed it.
+    if (!this.#completedAnyText && text.trim() !== "") {
+      const messageId = this.#newId("message");
+      events.push({ type: "text-delta", messageId, delta: text });
+      events.push({ type: "message-completed", messageId, text });
+      this.#completedAnyText = true;
+    }
+  }
+
+  #completeMessage(events: ProviderEvent[]): void {
+    const message = this.#message;
+    if (message === null) return;
+    this.#message = null;
+    this.#completedAnyText = true;
+    events.push({ type: "message-completed", messageId: message.id, text: message.text });
+  }
+
+  #newId(kind: string): string {
+    this.#counter += 1;
+    return `${this.#idPrefix}-${kind}-${this.#counter}`;
+  }
+}
