@@ -24,7 +24,7 @@ export interface CliProviderDefinition<TSummary> {
    */
   isEffortKnob?(token: string, next: string | undefined): boolean;
   /** Probes the executable; defaults to `<bin> --version`. */
-  discover?(executablePath: string, signal: AbortSignal): Promise<ProviderDiscovery>;
+  discover?(executablePath: string, signal: AbortSignal, env: Record<string, string>): Promise<ProviderDiscovery>;
   /** The argv, stdin, parser and outcome mapping of one turn. Throws a PedelecError for input it cannot express. */
   planTurn(request: ProviderTurnRequest): CliTurnPlan<TSummary>;
 }
@@ -37,7 +37,7 @@ export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSu
     capabilities: definition.capabilities,
     defaultEffortProfiles: () => definition.defaultEffortProfiles(),
     validateEffortArgv: (tokens, where) => validateEffortArgv(tokens, where, definition),
-    discover: (executablePath, signal) => (definition.discover ?? probeVersion)(executablePath, signal),
+    discover: (executablePath, signal, env) => (definition.discover ?? probeVersion)(executablePath, signal, env),
     runTurn: async (request, onEvent) => {
       let plan: CliTurnPlan<TSummary>;
       try {

@@ -88,7 +88,7 @@ export interface ProviderAdapter {
    */
   validateEffortArgv(tokens: readonly string[], where: string): readonly string[];
   /** Probes the executable (e.g. `<bin> --version`). */
-  discover(executablePath: string, signal: AbortSignal): Promise<ProviderDiscovery>;
+  discover(executablePath: string, signal: AbortSignal, env: Record<string, string>): Promise<ProviderDiscovery>;
   /**
    * Runs one turn: spawns the CLI in the workspace, streams normalized events to `onEvent`, and settles once
    * the process has exited and its output is drained. Never rejects: failures are outcomes with a coded error

@@ -122,8 +122,12 @@ function firstLine(text: string): string {
 }
 
 function inheritedEnvironment(): Record<string, string> {
+  return definedOnly(process.env);
+}
+
+function definedOnly(source: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  for (const [key, value] of Object.entries(source)) if (value !== undefined) env[key] = value;
   return env;
 }
 
@@ -161,5 +165,38 @@ export async function discoverProvider(
   }
   executablePath ??= await findExecutable(adapter.programName, providerSearchPath(env));
   if (executablePath === null) return notInstalledDiscovery(adapter.programName);
-  return adapter.discover(executablePath, signal);
+  return adapter.discover(executablePath, signal, definedOnly(env));
+}
+
+/**
+ * After a successful version probe, asks the CLI whether it is signed in (`args`, e.g. `login status`) and turns a
+ * clear "no" into an unavailable discovery naming the command that fixes it. An answer that is not clear (a crash, a
+ * timeout, wording we do not know) leaves the provider available: the turn itself still reports a sign-in problem.
+ */
+export async function probeSignIn(
+  discovery: ProviderDiscovery,
+  args: readonly string[],
+  signedOut: (output: string, exitCode: number | null) => boolean,
+  fixCommand: string,
+  signal: AbortSignal,
+  env: Record<string, string>,
+): Promise<ProviderDiscovery> {
+  if (!discovery.available || discovery.executablePath === null) return discovery;
+  const lines: string[] = [];
+  const run = await runProviderProcess({
+    executablePath: discovery.executablePath,
+    args,
+    cwd: path.dirname(discovery.executablePath),
+    env,
+    stdin: "",
+    signal: AbortSignal.any([signal, AbortSignal.timeout(VERSION_PROBE_TIMEOUT_MS)]),
+    onStdoutLine: (line) => {
+      if (lines.length < 20) lines.push(line);
+    },
+    maxStderrBytes: 8 * 1024,
+    killGraceMs: 500,
+  });
+  if (run.spawnError || !signedOut(`${lines.join("\n")}\n${run.stderr}`, run.exitCode)) return discovery;
+  const name = path.basename(discovery.executablePath);
+  return { ...discovery, available: false, error: `${name} is installed at ${discovery.executablePath} but not signed in: run \`${fixCommand}\`` };
 }

@@ -2,6 +2,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure } from "../cli-runner.js";
+import { probeSignIn, probeVersion } from "../provider-discovery.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
 import { isCodexLoginRequiredText } from "./codex-login-text.js";
@@ -16,6 +17,9 @@ export interface CodexAdapterOptions {
 export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderAdapter {
   return defineCliAdapter(
     {
+      // `codex login status` answers in a few milliseconds and tells signed out from signed in (research §2).
+      discover: async (executablePath, signal, env) =>
+        probeSignIn(await probeVersion(executablePath, signal, env), ["login", "status"], isCodexSignedOut, "codex login", signal, env),
       code: "codex",
       displayName: "Codex",
       programName: "codex",
@@ -102,4 +106,9 @@ function failedTurn(message: string, details: Record<string, unknown>): PedelecE
 
 function lastLine(text: string): string {
   return text.trim().split("\n").filter((line) => isCodexLoginRequiredText(line)).at(-1) ?? text.trim();
+}
+
+/** `codex login status` says "Not logged in" and exits 1 when nobody is signed in. */
+function isCodexSignedOut(output: string, exitCode: number | null): boolean {
+  return exitCode === 1 && /\bNot logged in\b/i.test(output);
 }
