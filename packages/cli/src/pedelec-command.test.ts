@@ -129,6 +129,11 @@ describe("pedelec providers / config", () => {
     expect((await pedelec("config", "set", "favouriteColour", "blue")).err).toContain("unknown key");
     // Nothing refused reached the file.
     const settings = JSON.parse(await readFile(join(home, "settings.json"), "utf8")) as Record<string, unknown>;
-    expect(settings).toEqual({ defaultProvider: "claude", defaultModels: { claude: "opus" }, effortProfiles: { claude: { high: ["--effort", "max"] } } });
+    expect(settings).toEqual({
+      version: 1,
+      defaultProvider: "claude",
+      defaultModels: { claude: "opus" },
+      effortProfiles: { claude: { high: ["--effort", "max"] } },
+    });
   });
 });

@@ -2,12 +2,40 @@ import { open, readFile, rename, rm } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { effortLevelSchema, providerCodeSchema, type EffortLevel, type ProviderCode } from "@pedelec/protocol/domain";
+import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 
 const effortProfilesSchema = z.partialRecord(effortLevelSchema, z.array(z.string()));
 
+/** The layout version this Pedelec writes. A file without one is version 0, from before versions were recorded. */
+export const SETTINGS_VERSION = 1;
+
+/** Step n takes a file of version n to version n + 1; a new layout adds a step here. */
+const MIGRATIONS: readonly ((raw: Record<string, unknown>) => Record<string, unknown>)[] = [
+  // 0 → 1: the version is recorded; no key changed.
+  (raw) => raw,
+];
+
+/** Brings a file's raw JSON up to SETTINGS_VERSION; a file from a newer Pedelec is refused, not guessed at. */
+export function migrateSettings(raw: Record<string, unknown>, settingsFile: string): Record<string, unknown> {
+  const version = raw.version ?? 0;
+  if (typeof version !== "number" || !Number.isInteger(version) || version < 0) {
+    throw new PedelecError("INVALID_INPUT", `${settingsFile}: "version" must be a whole number`);
+  }
+  if (version > SETTINGS_VERSION) {
+    throw new PedelecError(
+      "INVALID_INPUT",
+      `${settingsFile} was written by a newer Pedelec (settings version ${version}; this one reads up to ${SETTINGS_VERSION})`,
+    );
+  }
+  let migrated = raw;
+  for (let step = version; step < SETTINGS_VERSION; step += 1) migrated = MIGRATIONS[step]!(migrated);
+  return { ...migrated, version: SETTINGS_VERSION };
+}
+
 /** The layout of PEDELEC_HOME/settings.json (Core's own file, edited by the user or the control panel). */
 export const settingsFileSchema = z.object({
+  version: z.literal(SETTINGS_VERSION).default(SETTINGS_VERSION),
   defaultProvider: providerCodeSchema.nullable().default(null),
   defaultEffortLevel: effortLevelSchema.default("medium"),
   defaultModels: z.partialRecord(providerCodeSchema, z.string().min(1)).default({}),
@@ -43,11 +71,17 @@ export async function loadSettings(settingsFile: string): Promise<Settings> {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch {
-    throw new PedelecError("INVALID_INPUT", `${settingsFile} is not valid JSON`);
+  } catch (error) {
+    throw new PedelecError("INVALID_INPUT", `${settingsFile} is not valid JSON: ${(error as Error).message}`);
   }
-  const parsed = settingsFileSchema.safeParse(raw);
-  if (!parsed.success) throw new PedelecError("INVALID_INPUT", `${settingsFile} is invalid`, parsed.error.issues);
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new PedelecError("INVALID_INPUT", `${settingsFile} must hold a JSON object`);
+  }
+  const parsed = settingsFileSchema.safeParse(migrateSettings(raw as Record<string, unknown>, settingsFile));
+  if (!parsed.success) {
+    const summary = summarizeIssues(parsed.error.issues);
+    throw new PedelecError("INVALID_INPUT", `${settingsFile} is invalid: ${summary.message}`, summary.details);
+  }
   return parsed.data;
 }
 
@@ -73,7 +107,7 @@ export async function updateSettingsFile(
       throw PedelecError.from(error, "INVALID_INPUT", `cannot read ${settingsFile}; fix or remove it first`);
     }
   }
-  const next = change(raw);
+  const next = change(migrateSettings(raw, settingsFile));
   const checked = settingsFileSchema.safeParse(next);
   if (!checked.success) throw new PedelecError("INVALID_INPUT", `the new settings are invalid`, checked.error.issues);
   const temporary = join(dirname(settingsFile), `.settings-${process.pid}-${Date.now()}.json`);
