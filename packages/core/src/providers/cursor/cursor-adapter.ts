@@ -2,6 +2,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure } from "../cli-runner.js";
+import { probeSignIn, probeVersion } from "../provider-discovery.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildCursorArgs, CURSOR_OWNED_FLAGS, isCursorEffortKnob } from "./cursor-args.js";
 import { CURSOR_LOGIN_COMMAND, isCursorLoginRequiredText } from "./cursor-login-text.js";
@@ -26,6 +27,9 @@ export const CURSOR_DEFAULT_EFFORT_PROFILES = {
 export function createCursorAdapter(options: CursorAdapterOptions = {}): ProviderAdapter {
   return defineCliAdapter(
     {
+      // `cursor-agent status` tells a signed-out install cheaply (research §5).
+      discover: async (executablePath, signal, env) =>
+        probeSignIn(await probeVersion(executablePath, signal, env), ["status"], isCursorSignedOut, CURSOR_LOGIN_COMMAND, signal, env),
       code: "cursor",
       displayName: "Cursor",
       programName: "cursor-agent",
@@ -97,4 +101,9 @@ export function cursorTurnOutcome(run: ProviderProcessResult, summary: CursorStr
     return { ok: false, error: new PedelecError("PROVIDER_FAILED", summary.result.message, { subtype: summary.result.subtype }) };
   }
   return { ok: true };
+}
+
+/** `cursor-agent status` exits non-zero saying "Not authenticated" (or "not logged in") when nobody is signed in. */
+function isCursorSignedOut(output: string, exitCode: number | null): boolean {
+  return exitCode !== 0 && /\bnot (authenticated|logged in)\b/i.test(output);
 }
