@@ -1,3 +1,4 @@
+import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { CliStreamParser } from "../cli-runner.js";
@@ -98,6 +99,7 @@ export class AntigravityStreamParser implements CliStreamParser<AntigravityStrea
         this.#resultLine(classified.line, events);
         break;
       case "unknown":
+        noteUnknownLineType("antigravity", classified.lineType);
         this.#unknownEventCount += 1;
         break;
       case "not-json":

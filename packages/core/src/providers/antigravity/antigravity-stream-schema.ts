@@ -57,7 +57,7 @@ export type AntigravityStreamLine =
   | { kind: "step"; step: AntigravityStep }
   | { kind: "result"; line: AntigravityResultLine }
   /** JSON with an `event` the adapter does not read. */
-  | { kind: "unknown" }
+  | { kind: "unknown"; lineType: string }
   /** Not a JSON object with a string `event` (banners, warnings, plain text). */
   | { kind: "not-json" }
   /** A known event without the fields the adapter relies on. */
@@ -82,7 +82,7 @@ export function classifyAntigravityStreamLine(text: string): AntigravityStreamLi
     case "result":
       return check(event, antigravityResultLineSchema, value, (line) => ({ kind: "result", line }));
     default:
-      return { kind: "unknown" };
+      return { kind: "unknown", lineType: event };
   }
 }
 

@@ -1,3 +1,4 @@
+import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { ProviderEvent } from "../provider-adapter.js";
@@ -111,6 +112,7 @@ export class ClaudeStreamParser {
         this.#resultLine(classified.line, events);
         break;
       case "unknown":
+        noteUnknownLineType("claude", classified.lineType);
         break;
       case "not-json":
         this.#ignoredLineCount += 1;

@@ -125,7 +125,7 @@ export type ClaudeStreamLine =
   | { kind: "user"; line: ClaudeUserLine }
   | { kind: "result"; line: ClaudeResultLine }
   /** JSON, but of a type the adapter does not read (system/status, rate_limit_event, …). */
-  | { kind: "unknown" }
+  | { kind: "unknown"; lineType: string }
   /** Not a JSON object with a string `type`. */
   | { kind: "not-json" }
   /** A known type without the fields the adapter relies on. */
@@ -144,7 +144,7 @@ export function classifyClaudeStreamLine(text: string): ClaudeStreamLine {
   if (typeof type !== "string") return { kind: "not-json" };
   switch (type) {
     case "system":
-      if (subtype !== "init") return { kind: "unknown" };
+      if (subtype !== "init") return { kind: "unknown", lineType: `system/${String(subtype)}` };
       return check(type, claudeSystemInitSchema, value, (line) => ({ kind: "system-init", line }));
     case "stream_event":
       return check(type, claudeStreamEventLineSchema, value, (line) => ({ kind: "stream-event", line }));
@@ -155,7 +155,7 @@ export function classifyClaudeStreamLine(text: string): ClaudeStreamLine {
     case "result":
       return check(type, claudeResultLineSchema, value, (line) => ({ kind: "result", line }));
     default:
-      return { kind: "unknown" };
+      return { kind: "unknown", lineType: type };
   }
 }
 

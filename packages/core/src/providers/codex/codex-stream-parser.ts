@@ -1,3 +1,4 @@
+import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { ProviderEvent } from "../provider-adapter.js";
@@ -124,6 +125,7 @@ export class CodexStreamParser {
         this.#errorMessages.push(classified.message);
         break;
       case "unknown":
+        noteUnknownLineType("codex", classified.lineType);
         this.#unknownLineCount += 1;
         break;
       case "not-json":

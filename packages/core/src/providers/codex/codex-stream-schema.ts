@@ -91,7 +91,7 @@ export type CodexStreamLine =
   | { kind: "turn-failed"; message: string }
   | { kind: "error"; message: string }
   /** JSON, but of a type the adapter does not read (turn.started, item.plan.delta, request_user_input, …). */
-  | { kind: "unknown" }
+  | { kind: "unknown"; lineType: string }
   /** Not a JSON object with a string `type`. */
   | { kind: "not-json" }
   /** A known type without the fields the adapter relies on. */
@@ -122,7 +122,7 @@ export function classifyCodexStreamLine(text: string): CodexStreamLine {
     case "error":
       return check(type, codexErrorSchema, value, (line) => ({ kind: "error", message: line.message }));
     default:
-      return { kind: "unknown" };
+      return { kind: "unknown", lineType: type };
   }
 }
 

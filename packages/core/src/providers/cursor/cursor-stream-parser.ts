@@ -1,3 +1,4 @@
+import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { CliStreamParser } from "../cli-runner.js";
@@ -119,6 +120,7 @@ export class CursorStreamParser implements CliStreamParser<CursorStreamSummary> 
         if (isCursorLoginRequiredText(classified.message)) this.#notAuthenticatedText ??= classified.message;
         break;
       case "unknown":
+        noteUnknownLineType("cursor", classified.lineType);
         this.#unknownLineCount += 1;
         break;
       case "not-json":

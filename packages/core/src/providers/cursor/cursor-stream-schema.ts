@@ -66,7 +66,7 @@ export type CursorStreamLine =
   | { kind: "result"; line: CursorResultLine }
   | { kind: "error"; message: string }
   /** JSON, but of a type the adapter does not read (user echo, thinking, …). */
-  | { kind: "unknown" }
+  | { kind: "unknown"; lineType: string }
   /** Not a JSON object with a string `type`. */
   | { kind: "not-json" }
   /** A known type without the fields the adapter relies on. */
@@ -85,7 +85,7 @@ export function classifyCursorStreamLine(text: string): CursorStreamLine {
   if (typeof type !== "string") return { kind: "not-json" };
   switch (type.toLowerCase()) {
     case "system":
-      if (subtype !== "init") return { kind: "unknown" };
+      if (subtype !== "init") return { kind: "unknown", lineType: `system/${String(subtype)}` };
       return check(type, cursorSystemInitSchema, value, (line) => ({ kind: "system-init", line }));
     case "assistant":
       return check(type, cursorAssistantLineSchema, value, (line) => ({ kind: "assistant", line }));
@@ -96,7 +96,7 @@ export function classifyCursorStreamLine(text: string): CursorStreamLine {
     case "error":
       return check(type, cursorErrorLineSchema, value, (line) => ({ kind: "error", message: errorMessage(line) }));
     default:
-      return { kind: "unknown" };
+      return { kind: "unknown", lineType: type };
   }
 }
 

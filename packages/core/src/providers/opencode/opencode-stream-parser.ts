@@ -1,3 +1,4 @@
+import { noteUnknownLineType } from "../unknown-line-types.js";
 import type { CliStreamParser } from "../cli-runner.js";
 import type { ProviderEvent } from "../provider-adapter.js";
 import { truncateUtf8 } from "../truncate-utf8.js";
@@ -98,6 +99,7 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
         this.#doneLine(classified.line);
         break;
       case "unknown":
+        noteUnknownLineType("opencode", classified.lineType);
         this.#unknownLineCount += 1;
         if (classified.sessionID !== null) this.#sessionSeen(classified.sessionID, events);
         break;

@@ -89,7 +89,7 @@ export type OpencodeStreamLine =
   | { kind: "error"; line: OpencodeErrorLine }
   | { kind: "done"; line: OpencodeDoneLine }
   /** JSON of a type the adapter does not read (reasoning, …); its session id is still taken. */
-  | { kind: "unknown"; sessionID: string | null }
+  | { kind: "unknown"; lineType: string; sessionID: string | null }
   /** Not a JSON object with a string `type`. */
   | { kind: "not-json" }
   /** A known type without the fields the adapter relies on. */
@@ -120,7 +120,7 @@ export function classifyOpencodeStreamLine(text: string): OpencodeStreamLine {
     case "done":
       return check(type, opencodeDoneLineSchema, value, (line) => ({ kind: "done", line }));
     default:
-      return { kind: "unknown", sessionID: typeof sessionID === "string" && sessionID !== "" ? sessionID : null };
+      return { kind: "unknown", lineType: type, sessionID: typeof sessionID === "string" && sessionID !== "" ? sessionID : null };
   }
 }
 
