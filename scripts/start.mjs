@@ -26,7 +26,8 @@ Pedelec is running.
 2. Open the demo: ${server.url}
    Click Connect, approve the origin in the Pedelec popup, and ask the agent to work on the board.
 
-The demo uses the \`claude\` CLI on your PATH (Claude Code, signed in).
+Pick a provider in the demo: it shows which agent CLIs Pedelec found and why the others are unavailable
+(\`npx pedelec providers\` says the same here).
 Press Ctrl+C to stop the demo server and Core.`);
 
 const shutdown = async () => {
