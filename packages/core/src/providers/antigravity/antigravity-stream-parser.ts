@@ -1,8 +1,8 @@
-import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { CliStreamParser } from "../cli-runner.js";
 import type { ProviderEvent } from "../provider-adapter.js";
+import { StreamBookkeeping, type StreamLineCounts } from "../stream-bookkeeping.js";
 import { truncateUtf8 } from "../truncate-utf8.js";
 import { antigravityLoginLine, isAntigravityLoginRequiredText } from "./antigravity-login-text.js";
 import {
@@ -10,32 +10,24 @@ import {
   classifyAntigravityStreamLine,
   type AntigravityResultLine,
   type AntigravityStep,
+  type AntigravityStreamLine,
 } from "./antigravity-stream-schema.js";
 import { describeAntigravityTool } from "./antigravity-tool-activity.js";
 
 export const ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
-const IGNORED_LINE_SAMPLES = 5;
-const IGNORED_LINE_SAMPLE_BYTES = 200;
 
 /** How the run's terminal `result` line ended the turn. */
 export type AntigravityTurnResult = { ok: true; text: string } | { ok: false; status: string; message: string };
 
 /** What the parser learned from a whole run, read once stdout is drained. */
-export interface AntigravityStreamSummary {
+export interface AntigravityStreamSummary extends StreamLineCounts {
   providerSessionId: string | null;
   /** Null when no valid `result` line came. */
   result: AntigravityTurnResult | null;
   /** The CLI's own sign-in request, when stdout showed one. */
   notAuthenticatedText: string | null;
-  /** The first line of a known event that lacked fields the adapter relies on. */
-  problem: { lineType: string; issues: string } | null;
-  invalidLineCount: number;
-  /** Lines that were not JSON objects with an `event` (banners, warnings); the first few are kept. */
-  ignoredLineCount: number;
-  ignoredLineSamples: string[];
   /** JSON lines of an event the adapter does not read. */
   unknownEventCount: number;
-  droppedLineCount: number;
 }
 
 export interface AntigravityStreamParserOptions {
@@ -69,12 +61,7 @@ export class AntigravityStreamParser implements CliStreamParser<AntigravityStrea
   #providerSessionId: string | null = null;
   #result: AntigravityTurnResult | null = null;
   #notAuthenticatedText: string | null = null;
-  #problem: { lineType: string; issues: string } | null = null;
-  #invalidLineCount = 0;
-  #ignoredLineCount = 0;
-  readonly #ignoredLineSamples: string[] = [];
-  #unknownEventCount = 0;
-  #droppedLineCount = 0;
+  readonly #lines = new StreamBookkeeping("antigravity");
   #message: OpenMessage | null = null;
   #completedAnyText = false;
   readonly #activities: OpenActivity[] = [];
@@ -85,9 +72,10 @@ export class AntigravityStreamParser implements CliStreamParser<AntigravityStrea
 
   /** Feeds one stdout line (without its newline). */
   feed(text: string): ProviderEvent[] {
-    const events: ProviderEvent[] = [{ type: "output-seen" }];
-    if (text.trim() === "") return events;
-    const classified = classifyAntigravityStreamLine(text);
+    return this.#lines.feed(text, classifyAntigravityStreamLine, (classified, events) => this.#read(classified, text, events));
+  }
+
+  #read(classified: AntigravityStreamLine, text: string, events: ProviderEvent[]): void {
     switch (classified.kind) {
       case "init":
         this.#sessionStarted(classified.line.conversation_id, events);
@@ -98,29 +86,16 @@ export class AntigravityStreamParser implements CliStreamParser<AntigravityStrea
       case "result":
         this.#resultLine(classified.line, events);
         break;
-      case "unknown":
-        noteUnknownLineType("antigravity", classified.lineType);
-        this.#unknownEventCount += 1;
-        break;
       case "not-json":
-        this.#ignoredLineCount += 1;
-        if (this.#ignoredLineSamples.length < IGNORED_LINE_SAMPLES) {
-          this.#ignoredLineSamples.push(truncateUtf8(text, IGNORED_LINE_SAMPLE_BYTES).text);
-        }
+        // The CLI prints its sign-in request as plain text.
         this.#notAuthenticatedText ??= antigravityLoginLine(text);
         break;
-      case "invalid":
-        this.#invalidLineCount += 1;
-        this.#problem ??= { lineType: classified.lineType, issues: classified.issues };
-        break;
     }
-    return events;
   }
 
   /** Notes a stdout line that was too long to keep; it still counts as output. */
   lineDropped(): ProviderEvent[] {
-    this.#droppedLineCount += 1;
-    return [{ type: "output-seen" }];
+    return this.#lines.lineDropped();
   }
 
   /** Ends the run: completes a message still open. */
@@ -135,12 +110,8 @@ export class AntigravityStreamParser implements CliStreamParser<AntigravityStrea
       providerSessionId: this.#providerSessionId,
       result: this.#result,
       notAuthenticatedText: this.#notAuthenticatedText,
-      problem: this.#problem,
-      invalidLineCount: this.#invalidLineCount,
-      ignoredLineCount: this.#ignoredLineCount,
-      ignoredLineSamples: [...this.#ignoredLineSamples],
-      unknownEventCount: this.#unknownEventCount,
-      droppedLineCount: this.#droppedLineCount,
+      ...this.#lines.counts(),
+      unknownEventCount: this.#lines.unknownLineCount,
     };
   }
 

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { checkStreamLine, readStreamLine } from "../stream-line.js";
+import type { SetAsideStreamLine } from "../stream-line.js";
 
 /*
  * The parts of the Antigravity CLI's `--output-format stream-json` lines that the adapter reads. Each line names
@@ -56,49 +58,23 @@ export type AntigravityStreamLine =
   | { kind: "init"; line: z.infer<typeof antigravityInitLineSchema> }
   | { kind: "step"; step: AntigravityStep }
   | { kind: "result"; line: AntigravityResultLine }
-  /** JSON with an `event` the adapter does not read. */
-  | { kind: "unknown"; lineType: string }
-  /** Not a JSON object with a string `event` (banners, warnings, plain text). */
-  | { kind: "not-json" }
-  /** A known event without the fields the adapter relies on. */
-  | { kind: "invalid"; lineType: string; issues: string };
+  /** Lines set aside: an `event` the adapter does not read, plain text (banners, warnings), an invalid event. */
+  | SetAsideStreamLine;
 
 /** Classifies and validates one stdout line of `agy -p … --output-format stream-json`. */
 export function classifyAntigravityStreamLine(text: string): AntigravityStreamLine {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: "not-json" };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "not-json" };
-  const { event } = value as { event?: unknown };
-  if (typeof event !== "string") return { kind: "not-json" };
-  switch (event) {
+  const read = readStreamLine(text, "event");
+  if (read === null) return { kind: "not-json" };
+  switch (read.lineType) {
     case "init":
-      return check(event, antigravityInitLineSchema, value, (line) => ({ kind: "init", line }));
+      return checkStreamLine(read, antigravityInitLineSchema, (line) => ({ kind: "init", line }));
     case "step_update":
-      return check(event, antigravityStepUpdateLineSchema, value, (line) => ({ kind: "step", step: line.step_update }));
+      return checkStreamLine(read, antigravityStepUpdateLineSchema, (line) => ({ kind: "step", step: line.step_update }));
     case "result":
-      return check(event, antigravityResultLineSchema, value, (line) => ({ kind: "result", line }));
+      return checkStreamLine(read, antigravityResultLineSchema, (line) => ({ kind: "result", line }));
     default:
-      return { kind: "unknown", lineType: event };
+      return { kind: "unknown", lineType: read.lineType };
   }
-}
-
-function check<Schema extends z.ZodType>(
-  lineType: string,
-  schema: Schema,
-  value: unknown,
-  wrap: (line: z.infer<Schema>) => AntigravityStreamLine,
-): AntigravityStreamLine {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return wrap(parsed.data);
-  const issues = parsed.error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(line)"}: ${issue.message}`)
-    .join("; ");
-  return { kind: "invalid", lineType, issues };
 }
 
 /** The text of an `error` field, which the CLI gives as a string or as `{ type, message }`. */

@@ -1,7 +1,7 @@
-import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { ProviderEvent } from "../provider-adapter.js";
+import { StreamBookkeeping, type StreamLineCounts } from "../stream-bookkeeping.js";
 import { truncateUtf8 } from "../truncate-utf8.js";
 import { CLAUDE_SYNTHETIC_MODEL, isClaudeLoginRequiredText } from "./claude-login-text.js";
 import {
@@ -15,14 +15,13 @@ import {
   type ClaudeAssistantLine,
   type ClaudeResultLine,
   type ClaudeStreamEvent,
+  type ClaudeStreamLine,
   type ClaudeToolResultBlock,
   type ClaudeUserLine,
 } from "./claude-stream-schema.js";
 import { describeClaudeToolUse } from "./claude-tool-activity.js";
 
 export const ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
-const IGNORED_LINE_SAMPLES = 5;
-const IGNORED_LINE_SAMPLE_BYTES = 200;
 
 /** Text blocks of one message are separated like paragraphs, in deltas and in the completed text alike. */
 const BLOCK_SEPARATOR = "\n\n";
@@ -31,19 +30,12 @@ const BLOCK_SEPARATOR = "\n\n";
 export type ClaudeTurnResult = { ok: true; text: string } | { ok: false; subtype: string; message: string };
 
 /** What the parser learned from a whole run, read once stdout is drained. */
-export interface ClaudeStreamSummary {
+export interface ClaudeStreamSummary extends StreamLineCounts {
   providerSessionId: string | null;
   /** Null when no valid `result` line came. */
   result: ClaudeTurnResult | null;
   /** Claude Code's own sign-in prompt, when the run showed it. */
   notAuthenticatedText: string | null;
-  /** The first line of a known type that lacked fields the adapter relies on. */
-  problem: { lineType: string; issues: string } | null;
-  invalidLineCount: number;
-  /** Lines that were not JSON objects (warnings, banners); the first few are kept for diagnostics. */
-  ignoredLineCount: number;
-  ignoredLineSamples: string[];
-  droppedLineCount: number;
 }
 
 export interface ClaudeStreamParserOptions {
@@ -71,11 +63,7 @@ export class ClaudeStreamParser {
   #providerSessionId: string | null = null;
   #result: ClaudeTurnResult | null = null;
   #notAuthenticatedText: string | null = null;
-  #problem: { lineType: string; issues: string } | null = null;
-  #invalidLineCount = 0;
-  #ignoredLineCount = 0;
-  readonly #ignoredLineSamples: string[] = [];
-  #droppedLineCount = 0;
+  readonly #lines = new StreamBookkeeping("claude");
 
   readonly #messages = new Map<string, MessageText>();
   /** The main agent's message being streamed (from message_start until the next one). */
@@ -91,9 +79,10 @@ export class ClaudeStreamParser {
 
   /** Feeds one stdout line (without its newline). */
   feed(text: string): ProviderEvent[] {
-    const events: ProviderEvent[] = [{ type: "output-seen" }];
-    if (text.trim() === "") return events;
-    const classified = classifyClaudeStreamLine(text);
+    return this.#lines.feed(text, classifyClaudeStreamLine, (classified, events) => this.#read(classified, events));
+  }
+
+  #read(classified: ClaudeStreamLine, events: ProviderEvent[]): void {
     switch (classified.kind) {
       case "system-init":
         this.#sessionStarted(classified.line.session_id, events);
@@ -111,27 +100,12 @@ export class ClaudeStreamParser {
       case "result":
         this.#resultLine(classified.line, events);
         break;
-      case "unknown":
-        noteUnknownLineType("claude", classified.lineType);
-        break;
-      case "not-json":
-        this.#ignoredLineCount += 1;
-        if (this.#ignoredLineSamples.length < IGNORED_LINE_SAMPLES) {
-          this.#ignoredLineSamples.push(truncateUtf8(text, IGNORED_LINE_SAMPLE_BYTES).text);
-        }
-        break;
-      case "invalid":
-        this.#invalidLineCount += 1;
-        this.#problem ??= { lineType: classified.lineType, issues: classified.issues };
-        break;
     }
-    return events;
   }
 
   /** Notes a stdout line that was too long to keep; it still counts as output. */
   lineDropped(): ProviderEvent[] {
-    this.#droppedLineCount += 1;
-    return [{ type: "output-seen" }];
+    return this.#lines.lineDropped();
   }
 
   /** Ends the run: completes any message still open. */
@@ -146,11 +120,7 @@ export class ClaudeStreamParser {
       providerSessionId: this.#providerSessionId,
       result: this.#result,
       notAuthenticatedText: this.#notAuthenticatedText,
-      problem: this.#problem,
-      invalidLineCount: this.#invalidLineCount,
-      ignoredLineCount: this.#ignoredLineCount,
-      ignoredLineSamples: [...this.#ignoredLineSamples],
-      droppedLineCount: this.#droppedLineCount,
+      ...this.#lines.counts(),
     };
   }
 

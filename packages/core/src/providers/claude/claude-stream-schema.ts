@@ -1,15 +1,12 @@
 import { z } from "zod";
+import { checkStreamLine, readStreamLine, stringOtherThan } from "../stream-line.js";
+import type { SetAsideStreamLine } from "../stream-line.js";
 
 /*
  * The parts of Claude Code's `--output-format stream-json` lines that the adapter reads. Lenient on purpose:
  * extra fields, unknown line types, unknown content blocks and unknown stream events pass, so a newer CLI
  * keeps working; a known shape that lacks the fields we rely on is rejected.
  */
-
-/** A string field whose value is none of `taken` (the catch-all arm of a union of known shapes). */
-function otherThan(taken: readonly string[]) {
-  return z.string().refine((value) => !taken.includes(value), { message: "known type with missing or malformed fields" });
-}
 
 export const claudeTextBlockSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
 export const claudeThinkingBlockSchema = z.looseObject({ type: z.literal("thinking"), thinking: z.string() });
@@ -23,7 +20,7 @@ const assistantBlockSchema = z.union([
   claudeTextBlockSchema,
   claudeThinkingBlockSchema,
   claudeToolUseBlockSchema,
-  z.looseObject({ type: otherThan(["text", "thinking", "tool_use"]) }),
+  z.looseObject({ type: stringOtherThan(["text", "thinking", "tool_use"]) }),
 ]);
 
 export const claudeToolResultBlockSchema = z.looseObject({
@@ -33,7 +30,7 @@ export const claudeToolResultBlockSchema = z.looseObject({
   content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]).nullish(),
   is_error: z.boolean().nullish(),
 });
-const userBlockSchema = z.union([claudeToolResultBlockSchema, z.looseObject({ type: otherThan(["tool_result"]) })]);
+const userBlockSchema = z.union([claudeToolResultBlockSchema, z.looseObject({ type: stringOtherThan(["tool_result"]) })]);
 
 /** Set on lines produced inside a subagent (Task tool); null or absent for the main agent. */
 const parentToolUseIdSchema = z.string().nullish();
@@ -52,10 +49,10 @@ export const claudeStreamEventSchema = z.union([
   z.looseObject({
     type: z.literal("content_block_delta"),
     index: z.number().int().nonnegative(),
-    delta: z.union([textDeltaSchema, z.looseObject({ type: otherThan(["text_delta"]) })]),
+    delta: z.union([textDeltaSchema, z.looseObject({ type: stringOtherThan(["text_delta"]) })]),
   }),
   z.looseObject({ type: z.literal("message_stop") }),
-  z.looseObject({ type: otherThan(["message_start", "content_block_delta", "message_stop"]) }),
+  z.looseObject({ type: stringOtherThan(["message_start", "content_block_delta", "message_stop"]) }),
 ]);
 
 export const claudeStreamEventLineSchema = z.looseObject({
@@ -124,52 +121,26 @@ export type ClaudeStreamLine =
   | { kind: "assistant"; line: ClaudeAssistantLine }
   | { kind: "user"; line: ClaudeUserLine }
   | { kind: "result"; line: ClaudeResultLine }
-  /** JSON, but of a type the adapter does not read (system/status, rate_limit_event, …). */
-  | { kind: "unknown"; lineType: string }
-  /** Not a JSON object with a string `type`. */
-  | { kind: "not-json" }
-  /** A known type without the fields the adapter relies on. */
-  | { kind: "invalid"; lineType: string; issues: string };
+  /** Lines set aside, among them types the adapter does not read (system/status, rate_limit_event, …). */
+  | SetAsideStreamLine;
 
 /** Classifies and validates one stdout line of `claude -p --output-format stream-json`. */
 export function classifyClaudeStreamLine(text: string): ClaudeStreamLine {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: "not-json" };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "not-json" };
-  const { type, subtype } = value as { type?: unknown; subtype?: unknown };
-  if (typeof type !== "string") return { kind: "not-json" };
-  switch (type) {
+  const read = readStreamLine(text, "type");
+  if (read === null) return { kind: "not-json" };
+  switch (read.lineType) {
     case "system":
-      if (subtype !== "init") return { kind: "unknown", lineType: `system/${String(subtype)}` };
-      return check(type, claudeSystemInitSchema, value, (line) => ({ kind: "system-init", line }));
+      if (read.value.subtype !== "init") return { kind: "unknown", lineType: `system/${String(read.value.subtype)}` };
+      return checkStreamLine(read, claudeSystemInitSchema, (line) => ({ kind: "system-init", line }));
     case "stream_event":
-      return check(type, claudeStreamEventLineSchema, value, (line) => ({ kind: "stream-event", line }));
+      return checkStreamLine(read, claudeStreamEventLineSchema, (line) => ({ kind: "stream-event", line }));
     case "assistant":
-      return check(type, claudeAssistantLineSchema, value, (line) => ({ kind: "assistant", line }));
+      return checkStreamLine(read, claudeAssistantLineSchema, (line) => ({ kind: "assistant", line }));
     case "user":
-      return check(type, claudeUserLineSchema, value, (line) => ({ kind: "user", line }));
+      return checkStreamLine(read, claudeUserLineSchema, (line) => ({ kind: "user", line }));
     case "result":
-      return check(type, claudeResultLineSchema, value, (line) => ({ kind: "result", line }));
+      return checkStreamLine(read, claudeResultLineSchema, (line) => ({ kind: "result", line }));
     default:
-      return { kind: "unknown", lineType: type };
+      return { kind: "unknown", lineType: read.lineType };
   }
-}
-
-function check<Schema extends z.ZodType>(
-  lineType: string,
-  schema: Schema,
-  value: unknown,
-  wrap: (line: z.infer<Schema>) => ClaudeStreamLine,
-): ClaudeStreamLine {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return wrap(parsed.data);
-  const issues = parsed.error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(line)"}: ${issue.message}`)
-    .join("; ");
-  return { kind: "invalid", lineType, issues };
 }

@@ -1,7 +1,7 @@
-import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { ProviderEvent } from "../provider-adapter.js";
+import { StreamBookkeeping, type StreamLineCounts } from "../stream-bookkeeping.js";
 import { truncateUtf8 } from "../truncate-utf8.js";
 import { isCodexLoginRequiredText } from "./codex-login-text.js";
 import {
@@ -13,18 +13,17 @@ import {
   isCodexWebSearch,
   type CodexItem,
   type CodexItemLine,
+  type CodexStreamLine,
 } from "./codex-stream-schema.js";
 
 export const ACTIVITY_TITLE_MAX_BYTES = 4 * 1024;
 export const ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
-const IGNORED_LINE_SAMPLES = 5;
-const IGNORED_LINE_SAMPLE_BYTES = 200;
 
 /** How the run's turn ended, from its `turn.completed` / `turn.failed` line. */
 export type CodexTurnEnd = { ok: true } | { ok: false; message: string };
 
 /** What the parser learned from a whole run, read once stdout is drained. */
-export interface CodexStreamSummary {
+export interface CodexStreamSummary extends StreamLineCounts {
   providerSessionId: string | null;
   /** Null when neither `turn.completed` nor `turn.failed` came. */
   turnEnd: CodexTurnEnd | null;
@@ -32,15 +31,8 @@ export interface CodexStreamSummary {
   errorMessages: string[];
   /** codex saying it has no valid sign-in, when the run showed it. */
   notAuthenticatedText: string | null;
-  /** The first line of a known type that lacked fields the adapter relies on. */
-  problem: { lineType: string; issues: string } | null;
-  invalidLineCount: number;
   /** JSON lines of types the adapter does not read. */
   unknownLineCount: number;
-  /** Lines that were not JSON objects (warnings, banners); the first few are kept for diagnostics. */
-  ignoredLineCount: number;
-  ignoredLineSamples: string[];
-  droppedLineCount: number;
 }
 
 export interface CodexStreamParserOptions {
@@ -83,12 +75,7 @@ export class CodexStreamParser {
   #turnEnd: CodexTurnEnd | null = null;
   readonly #errorMessages: string[] = [];
   #notAuthenticatedText: string | null = null;
-  #problem: { lineType: string; issues: string } | null = null;
-  #invalidLineCount = 0;
-  #unknownLineCount = 0;
-  #ignoredLineCount = 0;
-  readonly #ignoredLineSamples: string[] = [];
-  #droppedLineCount = 0;
+  readonly #lines = new StreamBookkeeping("codex");
   readonly #completedMessages = new Set<string>();
   /** Activities reported as started, by item id, and those already settled. */
   readonly #openActivities = new Set<string>();
@@ -100,9 +87,10 @@ export class CodexStreamParser {
 
   /** Feeds one stdout line (without its newline). */
   feed(text: string): ProviderEvent[] {
-    const events: ProviderEvent[] = [{ type: "output-seen" }];
-    if (text.trim() === "") return events;
-    const classified = classifyCodexStreamLine(text);
+    return this.#lines.feed(text, classifyCodexStreamLine, (classified, events) => this.#read(classified, events));
+  }
+
+  #read(classified: CodexStreamLine, events: ProviderEvent[]): void {
     switch (classified.kind) {
       case "thread-started":
         if (classified.threadId !== this.#providerSessionId) {
@@ -124,28 +112,12 @@ export class CodexStreamParser {
         this.#noteAuth(classified.message);
         this.#errorMessages.push(classified.message);
         break;
-      case "unknown":
-        noteUnknownLineType("codex", classified.lineType);
-        this.#unknownLineCount += 1;
-        break;
-      case "not-json":
-        this.#ignoredLineCount += 1;
-        if (this.#ignoredLineSamples.length < IGNORED_LINE_SAMPLES) {
-          this.#ignoredLineSamples.push(truncateUtf8(text, IGNORED_LINE_SAMPLE_BYTES).text);
-        }
-        break;
-      case "invalid":
-        this.#invalidLineCount += 1;
-        this.#problem ??= { lineType: classified.lineType, issues: classified.issues };
-        break;
     }
-    return events;
   }
 
   /** Notes a stdout line that was too long to keep; it still counts as output. */
   lineDropped(): ProviderEvent[] {
-    this.#droppedLineCount += 1;
-    return [{ type: "output-seen" }];
+    return this.#lines.lineDropped();
   }
 
   /** Ends the run. Messages arrive whole, so nothing is left open to complete. */
@@ -159,12 +131,8 @@ export class CodexStreamParser {
       turnEnd: this.#turnEnd,
       errorMessages: [...this.#errorMessages],
       notAuthenticatedText: this.#notAuthenticatedText,
-      problem: this.#problem,
-      invalidLineCount: this.#invalidLineCount,
-      unknownLineCount: this.#unknownLineCount,
-      ignoredLineCount: this.#ignoredLineCount,
-      ignoredLineSamples: [...this.#ignoredLineSamples],
-      droppedLineCount: this.#droppedLineCount,
+      ...this.#lines.counts(),
+      unknownLineCount: this.#lines.unknownLineCount,
     };
   }
 

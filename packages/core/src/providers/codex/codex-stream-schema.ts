@@ -1,15 +1,12 @@
 import { z } from "zod";
+import { checkStreamLine, readStreamLine, stringOtherThan } from "../stream-line.js";
+import type { SetAsideStreamLine } from "../stream-line.js";
 
 /*
  * The parts of `codex exec --json` lines (ThreadEvent JSONL) that the adapter reads. Extra fields, unknown event
  * types and unknown item types pass, so a newer CLI keeps working; a known shape that lacks the fields the adapter
  * relies on is rejected.
  */
-
-/** A string field whose value is none of `taken` (the catch-all arm of a union of known shapes). */
-function otherThan(taken: readonly string[]) {
-  return z.string().refine((value) => !taken.includes(value), { message: "known type with missing or malformed fields" });
-}
 
 const itemIdSchema = z.string().min(1);
 
@@ -52,7 +49,7 @@ const codexItemSchema = z.union([
   codexMcpToolCallSchema,
   codexWebSearchSchema,
   /** reasoning, plan, todo_list, collab_tool_call, error (a non-fatal notice), and item types of newer versions. */
-  z.looseObject({ id: itemIdSchema, type: otherThan(KNOWN_ITEM_TYPES) }),
+  z.looseObject({ id: itemIdSchema, type: stringOtherThan(KNOWN_ITEM_TYPES) }),
 ]);
 
 export const codexThreadStartedSchema = z.looseObject({ type: z.literal("thread.started"), thread_id: z.string().min(1) });
@@ -90,53 +87,27 @@ export type CodexStreamLine =
   | { kind: "turn-completed" }
   | { kind: "turn-failed"; message: string }
   | { kind: "error"; message: string }
-  /** JSON, but of a type the adapter does not read (turn.started, item.plan.delta, request_user_input, …). */
-  | { kind: "unknown"; lineType: string }
-  /** Not a JSON object with a string `type`. */
-  | { kind: "not-json" }
-  /** A known type without the fields the adapter relies on. */
-  | { kind: "invalid"; lineType: string; issues: string };
+  /** Lines set aside, among them types the adapter does not read (turn.started, item.plan.delta, request_user_input, …). */
+  | SetAsideStreamLine;
 
 /** Classifies and validates one stdout line of `codex exec --json`. */
 export function classifyCodexStreamLine(text: string): CodexStreamLine {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: "not-json" };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "not-json" };
-  const { type } = value as { type?: unknown };
-  if (typeof type !== "string") return { kind: "not-json" };
-  switch (type) {
+  const read = readStreamLine(text, "type");
+  if (read === null) return { kind: "not-json" };
+  switch (read.lineType) {
     case "thread.started":
-      return check(type, codexThreadStartedSchema, value, (line) => ({ kind: "thread-started", threadId: line.thread_id }));
+      return checkStreamLine(read, codexThreadStartedSchema, (line) => ({ kind: "thread-started", threadId: line.thread_id }));
     case "item.started":
     case "item.updated":
     case "item.completed":
-      return check(type, codexItemLineSchema, value, (line) => ({ kind: "item", line }));
+      return checkStreamLine(read, codexItemLineSchema, (line) => ({ kind: "item", line }));
     case "turn.completed":
-      return check(type, codexTurnCompletedSchema, value, () => ({ kind: "turn-completed" }));
+      return checkStreamLine(read, codexTurnCompletedSchema, () => ({ kind: "turn-completed" }));
     case "turn.failed":
-      return check(type, codexTurnFailedSchema, value, (line) => ({ kind: "turn-failed", message: line.error.message }));
+      return checkStreamLine(read, codexTurnFailedSchema, (line) => ({ kind: "turn-failed", message: line.error.message }));
     case "error":
-      return check(type, codexErrorSchema, value, (line) => ({ kind: "error", message: line.message }));
+      return checkStreamLine(read, codexErrorSchema, (line) => ({ kind: "error", message: line.message }));
     default:
-      return { kind: "unknown", lineType: type };
+      return { kind: "unknown", lineType: read.lineType };
   }
-}
-
-function check<Schema extends z.ZodType>(
-  lineType: string,
-  schema: Schema,
-  value: unknown,
-  wrap: (line: z.infer<Schema>) => CodexStreamLine,
-): CodexStreamLine {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return wrap(parsed.data);
-  const issues = parsed.error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(line)"}: ${issue.message}`)
-    .join("; ");
-  return { kind: "invalid", lineType, issues };
 }

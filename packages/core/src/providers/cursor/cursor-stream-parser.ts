@@ -1,26 +1,24 @@
-import { noteUnknownLineType } from "../unknown-line-types.js";
 import { randomUUID } from "node:crypto";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { CliStreamParser } from "../cli-runner.js";
 import type { ProviderEvent } from "../provider-adapter.js";
-import { truncateUtf8 } from "../truncate-utf8.js";
+import { StreamBookkeeping, type StreamLineCounts } from "../stream-bookkeeping.js";
 import { isCursorLoginRequiredText } from "./cursor-login-text.js";
 import {
   classifyCursorStreamLine,
   type CursorAssistantLine,
   type CursorResultLine,
+  type CursorStreamLine,
   type CursorToolCallLine,
 } from "./cursor-stream-schema.js";
 import { cursorToolOutcome, describeCursorToolCall } from "./cursor-tool-activity.js";
 
-const IGNORED_LINE_SAMPLES = 5;
-const IGNORED_LINE_SAMPLE_BYTES = 200;
 
 /** How the run's `result` line ended the turn. */
 export type CursorTurnResult = { ok: true; text: string } | { ok: false; subtype: string; message: string };
 
 /** What the parser learned from a whole run, read once stdout is drained. */
-export interface CursorStreamSummary {
+export interface CursorStreamSummary extends StreamLineCounts {
   providerSessionId: string | null;
   /** Null when no valid `result` line came. */
   result: CursorTurnResult | null;
@@ -28,15 +26,8 @@ export interface CursorStreamSummary {
   errorMessage: string | null;
   /** cursor-agent's own sign-in request, when the stream showed it. */
   notAuthenticatedText: string | null;
-  /** The first line of a known type that lacked fields the adapter relies on. */
-  problem: { lineType: string; issues: string } | null;
-  invalidLineCount: number;
-  /** Lines that were not JSON objects (warnings, banners); the first few are kept for diagnostics. */
-  ignoredLineCount: number;
-  ignoredLineSamples: string[];
   /** JSON lines of types the adapter does not read (user echo, thinking, …). */
   unknownLineCount: number;
-  droppedLineCount: number;
 }
 
 export interface CursorStreamParserOptions {
@@ -80,12 +71,7 @@ export class CursorStreamParser implements CliStreamParser<CursorStreamSummary> 
   #result: CursorTurnResult | null = null;
   #errorMessage: string | null = null;
   #notAuthenticatedText: string | null = null;
-  #problem: { lineType: string; issues: string } | null = null;
-  #invalidLineCount = 0;
-  #ignoredLineCount = 0;
-  readonly #ignoredLineSamples: string[] = [];
-  #unknownLineCount = 0;
-  #droppedLineCount = 0;
+  readonly #lines = new StreamBookkeeping("cursor");
 
   /** The message being streamed in chunks. */
   #current: { id: string; text: string } | null = null;
@@ -99,9 +85,10 @@ export class CursorStreamParser implements CliStreamParser<CursorStreamSummary> 
 
   /** Feeds one stdout line (without its newline). */
   feed(text: string): ProviderEvent[] {
-    const events: ProviderEvent[] = [{ type: "output-seen" }];
-    if (text.trim() === "") return events;
-    const classified = classifyCursorStreamLine(text);
+    return this.#lines.feed(text, classifyCursorStreamLine, (classified, events) => this.#read(classified, events));
+  }
+
+  #read(classified: CursorStreamLine, events: ProviderEvent[]): void {
     switch (classified.kind) {
       case "system-init":
         this.#sessionStarted(classified.line.session_id, events);
@@ -119,28 +106,12 @@ export class CursorStreamParser implements CliStreamParser<CursorStreamSummary> 
         this.#errorMessage ??= classified.message;
         if (isCursorLoginRequiredText(classified.message)) this.#notAuthenticatedText ??= classified.message;
         break;
-      case "unknown":
-        noteUnknownLineType("cursor", classified.lineType);
-        this.#unknownLineCount += 1;
-        break;
-      case "not-json":
-        this.#ignoredLineCount += 1;
-        if (this.#ignoredLineSamples.length < IGNORED_LINE_SAMPLES) {
-          this.#ignoredLineSamples.push(truncateUtf8(text, IGNORED_LINE_SAMPLE_BYTES).text);
-        }
-        break;
-      case "invalid":
-        this.#invalidLineCount += 1;
-        this.#problem ??= { lineType: classified.lineType, issues: classified.issues };
-        break;
     }
-    return events;
   }
 
   /** Notes a stdout line that was too long to keep; it still counts as output. */
   lineDropped(): ProviderEvent[] {
-    this.#droppedLineCount += 1;
-    return [{ type: "output-seen" }];
+    return this.#lines.lineDropped();
   }
 
   /** Ends the run: completes a message still open. */
@@ -156,12 +127,8 @@ export class CursorStreamParser implements CliStreamParser<CursorStreamSummary> 
       result: this.#result,
       errorMessage: this.#errorMessage,
       notAuthenticatedText: this.#notAuthenticatedText,
-      problem: this.#problem,
-      invalidLineCount: this.#invalidLineCount,
-      ignoredLineCount: this.#ignoredLineCount,
-      ignoredLineSamples: [...this.#ignoredLineSamples],
-      unknownLineCount: this.#unknownLineCount,
-      droppedLineCount: this.#droppedLineCount,
+      ...this.#lines.counts(),
+      unknownLineCount: this.#lines.unknownLineCount,
     };
   }
 

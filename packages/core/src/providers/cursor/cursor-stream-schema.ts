@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { checkStreamLine, readStreamLine } from "../stream-line.js";
+import type { SetAsideStreamLine } from "../stream-line.js";
 
 /*
  * The parts of `cursor-agent -p --output-format stream-json` lines that the adapter reads. Lenient on purpose: extra
@@ -65,38 +67,27 @@ export type CursorStreamLine =
   | { kind: "tool-call"; line: CursorToolCallLine }
   | { kind: "result"; line: CursorResultLine }
   | { kind: "error"; message: string }
-  /** JSON, but of a type the adapter does not read (user echo, thinking, …). */
-  | { kind: "unknown"; lineType: string }
-  /** Not a JSON object with a string `type`. */
-  | { kind: "not-json" }
-  /** A known type without the fields the adapter relies on. */
-  | { kind: "invalid"; lineType: string; issues: string };
+  /** Lines set aside, among them types the adapter does not read (user echo, thinking, …). */
+  | SetAsideStreamLine;
 
 /** Classifies and validates one stdout line of `cursor-agent -p --output-format stream-json`. */
 export function classifyCursorStreamLine(text: string): CursorStreamLine {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: "not-json" };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "not-json" };
-  const { type, subtype } = value as { type?: unknown; subtype?: unknown };
-  if (typeof type !== "string") return { kind: "not-json" };
-  switch (type.toLowerCase()) {
+  const read = readStreamLine(text, "type");
+  if (read === null) return { kind: "not-json" };
+  switch (read.lineType.toLowerCase()) {
     case "system":
-      if (subtype !== "init") return { kind: "unknown", lineType: `system/${String(subtype)}` };
-      return check(type, cursorSystemInitSchema, value, (line) => ({ kind: "system-init", line }));
+      if (read.value.subtype !== "init") return { kind: "unknown", lineType: `system/${String(read.value.subtype)}` };
+      return checkStreamLine(read, cursorSystemInitSchema, (line) => ({ kind: "system-init", line }));
     case "assistant":
-      return check(type, cursorAssistantLineSchema, value, (line) => ({ kind: "assistant", line }));
+      return checkStreamLine(read, cursorAssistantLineSchema, (line) => ({ kind: "assistant", line }));
     case "tool_call":
-      return check(type, cursorToolCallLineSchema, value, (line) => ({ kind: "tool-call", line }));
+      return checkStreamLine(read, cursorToolCallLineSchema, (line) => ({ kind: "tool-call", line }));
     case "result":
-      return check(type, cursorResultLineSchema, value, (line) => ({ kind: "result", line }));
+      return checkStreamLine(read, cursorResultLineSchema, (line) => ({ kind: "result", line }));
     case "error":
-      return check(type, cursorErrorLineSchema, value, (line) => ({ kind: "error", message: errorMessage(line) }));
+      return checkStreamLine(read, cursorErrorLineSchema, (line) => ({ kind: "error", message: errorMessage(line) }));
     default:
-      return { kind: "unknown", lineType: type };
+      return { kind: "unknown", lineType: read.lineType };
   }
 }
 
@@ -104,19 +95,4 @@ function errorMessage(line: z.infer<typeof cursorErrorLineSchema>): string {
   if (typeof line.error === "string" && line.error !== "") return line.error;
   if (typeof line.error === "object" && line.error.message) return line.error.message;
   return line.message || "cursor-agent reported an error";
-}
-
-function check<Schema extends z.ZodType>(
-  lineType: string,
-  schema: Schema,
-  value: unknown,
-  wrap: (line: z.infer<Schema>) => CursorStreamLine,
-): CursorStreamLine {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return wrap(parsed.data);
-  const issues = parsed.error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(line)"}: ${issue.message}`)
-    .join("; ");
-  return { kind: "invalid", lineType, issues };
 }

@@ -1,19 +1,18 @@
-import { noteUnknownLineType } from "../unknown-line-types.js";
 import type { CliStreamParser } from "../cli-runner.js";
 import type { ProviderEvent } from "../provider-adapter.js";
+import { StreamBookkeeping, type StreamLineCounts } from "../stream-bookkeeping.js";
 import { truncateUtf8 } from "../truncate-utf8.js";
 import {
   classifyOpencodeStreamLine,
   type OpencodeDoneLine,
   type OpencodeErrorLine,
+  type OpencodeStreamLine,
   type OpencodeTextLine,
   type OpencodeToolUseLine,
 } from "./opencode-stream-schema.js";
 import { describeOpencodeToolUse } from "./opencode-tool-activity.js";
 
 export const OPENCODE_ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
-const IGNORED_LINE_SAMPLES = 5;
-const IGNORED_LINE_SAMPLE_BYTES = 200;
 
 /** Error names (OpenCode's session errors) that mean the model provider refused the credentials. */
 const AUTH_ERROR_NAMES = new Set(["ProviderAuthError"]);
@@ -26,7 +25,7 @@ export interface OpencodeReportedError {
 }
 
 /** What the parser learned from a whole run, read once stdout is drained. */
-export interface OpencodeStreamSummary {
+export interface OpencodeStreamSummary extends StreamLineCounts {
   providerSessionId: string | null;
   /** The `done` line, when one came (newer CLIs print it when the session goes idle). */
   done: { reason: string; rejected: string[] } | null;
@@ -36,15 +35,8 @@ export interface OpencodeStreamSummary {
   error: OpencodeReportedError | null;
   /** The model provider's refusal of missing or invalid credentials, when the run showed it. */
   notAuthenticatedText: string | null;
-  /** The first line of a known type that lacked fields the adapter relies on. */
-  problem: { lineType: string; issues: string } | null;
-  invalidLineCount: number;
   /** JSON lines of types the adapter does not read (reasoning, …). */
   unknownLineCount: number;
-  /** Lines that were not JSON objects (warnings, banners); the first few are kept for diagnostics. */
-  ignoredLineCount: number;
-  ignoredLineSamples: string[];
-  droppedLineCount: number;
 }
 
 /**
@@ -58,12 +50,7 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
   #lastStepFinishReason: string | null = null;
   #error: OpencodeReportedError | null = null;
   #notAuthenticatedText: string | null = null;
-  #problem: { lineType: string; issues: string } | null = null;
-  #invalidLineCount = 0;
-  #unknownLineCount = 0;
-  #ignoredLineCount = 0;
-  readonly #ignoredLineSamples: string[] = [];
-  #droppedLineCount = 0;
+  readonly #lines = new StreamBookkeeping("opencode");
   /** Completed text per part id, so a part printed again unchanged is not a second message. */
   readonly #completedTexts = new Map<string, string>();
   /** Tool calls already reported, by activity id. */
@@ -71,9 +58,10 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
 
   /** Feeds one stdout line (without its newline). */
   feed(text: string): ProviderEvent[] {
-    const events: ProviderEvent[] = [{ type: "output-seen" }];
-    if (text.trim() === "") return events;
-    const classified = classifyOpencodeStreamLine(text);
+    return this.#lines.feed(text, classifyOpencodeStreamLine, (classified, events) => this.#read(classified, events));
+  }
+
+  #read(classified: OpencodeStreamLine, events: ProviderEvent[]): void {
     switch (classified.kind) {
       case "step-start":
         this.#sessionSeen(classified.line.sessionID, events);
@@ -99,28 +87,15 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
         this.#doneLine(classified.line);
         break;
       case "unknown":
-        noteUnknownLineType("opencode", classified.lineType);
-        this.#unknownLineCount += 1;
+        // A line of a type not read still names the run's session.
         if (classified.sessionID !== null) this.#sessionSeen(classified.sessionID, events);
         break;
-      case "not-json":
-        this.#ignoredLineCount += 1;
-        if (this.#ignoredLineSamples.length < IGNORED_LINE_SAMPLES) {
-          this.#ignoredLineSamples.push(truncateUtf8(text, IGNORED_LINE_SAMPLE_BYTES).text);
-        }
-        break;
-      case "invalid":
-        this.#invalidLineCount += 1;
-        this.#problem ??= { lineType: classified.lineType, issues: classified.issues };
-        break;
     }
-    return events;
   }
 
   /** Notes a stdout line that was too long to keep; it still counts as output. */
   lineDropped(): ProviderEvent[] {
-    this.#droppedLineCount += 1;
-    return [{ type: "output-seen" }];
+    return this.#lines.lineDropped();
   }
 
   /** Every message and tool call is complete when it is printed: nothing is left open at the end. */
@@ -135,12 +110,8 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
       lastStepFinishReason: this.#lastStepFinishReason,
       error: this.#error,
       notAuthenticatedText: this.#notAuthenticatedText,
-      problem: this.#problem,
-      invalidLineCount: this.#invalidLineCount,
-      unknownLineCount: this.#unknownLineCount,
-      ignoredLineCount: this.#ignoredLineCount,
-      ignoredLineSamples: [...this.#ignoredLineSamples],
-      droppedLineCount: this.#droppedLineCount,
+      ...this.#lines.counts(),
+      unknownLineCount: this.#lines.unknownLineCount,
     };
   }
 

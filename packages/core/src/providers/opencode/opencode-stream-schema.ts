@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { checkStreamLine, readStreamLine } from "../stream-line.js";
+import type { InvalidStreamLine, NotJsonStreamLine } from "../stream-line.js";
 
 /*
  * The parts of `opencode run --format json` lines that the adapter reads. Every line is
@@ -90,51 +92,31 @@ export type OpencodeStreamLine =
   | { kind: "done"; line: OpencodeDoneLine }
   /** JSON of a type the adapter does not read (reasoning, …); its session id is still taken. */
   | { kind: "unknown"; lineType: string; sessionID: string | null }
-  /** Not a JSON object with a string `type`. */
-  | { kind: "not-json" }
-  /** A known type without the fields the adapter relies on. */
-  | { kind: "invalid"; lineType: string; issues: string };
+  | NotJsonStreamLine
+  | InvalidStreamLine;
 
 /** Classifies and validates one stdout line of `opencode run --format json`. */
 export function classifyOpencodeStreamLine(text: string): OpencodeStreamLine {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: "not-json" };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "not-json" };
-  const { type, sessionID } = value as { type?: unknown; sessionID?: unknown };
-  if (typeof type !== "string") return { kind: "not-json" };
-  switch (type) {
+  const read = readStreamLine(text, "type");
+  if (read === null) return { kind: "not-json" };
+  switch (read.lineType) {
     case "step_start":
-      return check(type, opencodeStepStartLineSchema, value, (line) => ({ kind: "step-start", line }));
+      return checkStreamLine(read, opencodeStepStartLineSchema, (line) => ({ kind: "step-start", line }));
     case "text":
-      return check(type, opencodeTextLineSchema, value, (line) => ({ kind: "text", line }));
+      return checkStreamLine(read, opencodeTextLineSchema, (line) => ({ kind: "text", line }));
     case "tool_use":
-      return check(type, opencodeToolUseLineSchema, value, (line) => ({ kind: "tool-use", line }));
+      return checkStreamLine(read, opencodeToolUseLineSchema, (line) => ({ kind: "tool-use", line }));
     case "step_finish":
-      return check(type, opencodeStepFinishLineSchema, value, (line) => ({ kind: "step-finish", line }));
+      return checkStreamLine(read, opencodeStepFinishLineSchema, (line) => ({ kind: "step-finish", line }));
     case "error":
-      return check(type, opencodeErrorLineSchema, value, (line) => ({ kind: "error", line }));
+      return checkStreamLine(read, opencodeErrorLineSchema, (line) => ({ kind: "error", line }));
     case "done":
-      return check(type, opencodeDoneLineSchema, value, (line) => ({ kind: "done", line }));
+      return checkStreamLine(read, opencodeDoneLineSchema, (line) => ({ kind: "done", line }));
     default:
-      return { kind: "unknown", lineType: type, sessionID: typeof sessionID === "string" && sessionID !== "" ? sessionID : null };
+      return {
+        kind: "unknown",
+        lineType: read.lineType,
+        sessionID: typeof read.value.sessionID === "string" && read.value.sessionID !== "" ? read.value.sessionID : null,
+      };
   }
-}
-
-function check<Schema extends z.ZodType>(
-  lineType: string,
-  schema: Schema,
-  value: unknown,
-  wrap: (line: z.infer<Schema>) => OpencodeStreamLine,
-): OpencodeStreamLine {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return wrap(parsed.data);
-  const issues = parsed.error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(line)"}: ${issue.message}`)
-    .join("; ");
-  return { kind: "invalid", lineType, issues };
 }
