@@ -305,3 +305,32 @@ export async function openExtensionPage(environment: E2eEnvironment, file: strin
   await page.goto(`chrome-extension://${DEFAULT_EXTENSION_ID}/${file}`);
   return page;
 }
+
+export interface E2eEnvironmentWithState extends E2eEnvironment {
+  /** A fresh folder the browser's environment names, for a provider CLI's own state; removed on close. */
+  stateFolder: string;
+}
+
+/**
+ * The harness's environment with `variable` (such as CODEX_HOME, or HOME itself) set to a fresh folder in the
+ * browser's environment, which the native host, Core and the agents inherit: the stand-ins keep their conversations
+ * there, like the real CLIs, where a test can look for them.
+ */
+export async function setUpE2eWithStateFolder(variable: string, options: E2eOptions = {}): Promise<E2eEnvironmentWithState> {
+  const stateFolder = await mkdtemp(join(tmpdir(), `pedelec-e2e-${variable.toLowerCase().replaceAll("_", "-")}-`));
+  const removeStateFolder = () => rm(stateFolder, { recursive: true, force: true });
+  try {
+    const environment = await setUpE2e({ ...options, browserEnv: { ...(options.browserEnv ?? process.env), [variable]: stateFolder } });
+    const close = async () => {
+      try {
+        await environment.close();
+      } finally {
+        await removeStateFolder();
+      }
+    };
+    return { ...environment, stateFolder, close };
+  } catch (error) {
+    await removeStateFolder();
+    throw error;
+  }
+}

@@ -1,25 +1,21 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvedSession, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { approvedSession, setUpE2eWithStateFolder, type E2eEnvironmentWithState } from "./harness.js";
 import { logOf } from "./page-scripts.js";
 
-let environment: E2eEnvironment | undefined;
-let userHome: string | undefined;
+let environment: E2eEnvironmentWithState | undefined;
 
 afterEach(async () => {
   await environment?.close();
   environment = undefined;
-  if (userHome !== undefined) await rm(userHome, { recursive: true, force: true });
-  userHome = undefined;
 });
 
 describe("an antigravity session in real Chromium", () => {
   it("streams, runs a page tool through pedelec-cli and resumes its conversation", async () => {
     // The agy stand-in keeps its conversations under $HOME; the native host pins PEDELEC_HOME itself.
-    userHome = await mkdtemp(join(tmpdir(), "pedelec-e2e-user-home-"));
-    environment = await setUpE2e({ browserEnv: { ...process.env, HOME: userHome } });
+    environment = await setUpE2eWithStateFolder("HOME");
+    const userHome = environment.stateFolder;
     const { page } = await approvedSession(environment, environment.server.url, '{ provider: "antigravity" }');
 
     expect(await page.evaluate(() => (window as any).send("reply: Hello from Antigravity"))).toEqual({ ok: true });

@@ -1,38 +1,25 @@
-import { access, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { access, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvedSession, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { groupAlive } from "@pedelec/core/testing/process-group";
+import { approvedSession, setUpE2eWithStateFolder, type E2eEnvironment } from "./harness.js";
 import { attempt } from "./page-scripts.js";
 
 let environment: E2eEnvironment | undefined;
-let userHome: string | undefined;
 afterEach(async () => {
   await environment?.close();
   environment = undefined;
-  if (userHome !== undefined) await rm(userHome, { recursive: true, force: true });
-  userHome = undefined;
 });
 
 const PROVIDERS = ["claude", "codex", "opencode", "cursor", "antigravity"] as const;
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("cancel() with every CLI provider in real Chromium", () => {
   it("stops the turn with TURN_CANCELLED and leaves no process of the agent's group", async () => {
     // The stand-ins keep their conversations under HOME, like the real CLIs; give the browser a home of its own.
-    userHome = await mkdtemp(join(tmpdir(), "pedelec-e2e-cancel-home-"));
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: userHome };
+    const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of ["PEDELEC_HOME", "PEDELEC_PROVIDER_PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "CURSOR_CONFIG_DIR", "XDG_DATA_HOME"]) delete env[name];
     // `pedelec install` recorded every stand-in's path, and the launcher pins the home: the browser needs neither.
-    environment = await setUpE2e({ browserEnv: env });
+    environment = await setUpE2eWithStateFolder("HOME", { browserEnv: env });
     const first = await approvedSession(environment, environment.server.url, `{ provider: "${PROVIDERS[0]}" }`);
     const page = first.page;
     for (const provider of PROVIDERS) {

@@ -1,25 +1,21 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvedSession, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { approvedSession, setUpE2eWithStateFolder, type E2eEnvironmentWithState } from "./harness.js";
 import { logOf } from "./page-scripts.js";
 
-let environment: E2eEnvironment | undefined;
-let codexHome: string | undefined;
+let environment: E2eEnvironmentWithState | undefined;
 
 afterEach(async () => {
   await environment?.close();
   environment = undefined;
-  if (codexHome !== undefined) await rm(codexHome, { recursive: true, force: true });
-  codexHome = undefined;
 });
 
 describe("a codex session in real Chromium", () => {
   it("answers, runs a page tool through pedelec-cli inside codex's sandbox and resumes its thread", async () => {
     // The codex stand-in keeps its threads under $CODEX_HOME/sessions, like codex.
-    codexHome = await mkdtemp(join(tmpdir(), "pedelec-e2e-codex-home-"));
-    environment = await setUpE2eWithCodexHome(codexHome);
+    environment = await setUpE2eWithStateFolder("CODEX_HOME");
+    const codexHome = environment.stateFolder;
     const { page } = await approvedSession(environment, environment.server.url, '{ provider: "codex" }');
 
     // codex sends each message whole: the page gets it as one delta, then the completed message.
@@ -48,15 +44,3 @@ describe("a codex session in real Chromium", () => {
     expect(await readdir(join(codexHome, "sessions", ...day))).toEqual([expect.stringMatching(new RegExp(`-${threadId}\\.jsonl$`))]);
   });
 });
-
-/** The harness's environment with CODEX_HOME set for the browser, whose native host starts Core and its agents. */
-async function setUpE2eWithCodexHome(folder: string): Promise<E2eEnvironment> {
-  const saved = process.env.CODEX_HOME;
-  process.env.CODEX_HOME = folder;
-  try {
-    return await setUpE2e();
-  } finally {
-    if (saved === undefined) delete process.env.CODEX_HOME;
-    else process.env.CODEX_HOME = saved;
-  }
-}

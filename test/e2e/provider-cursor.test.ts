@@ -1,25 +1,21 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvedSession, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { approvedSession, setUpE2eWithStateFolder, type E2eEnvironmentWithState } from "./harness.js";
 import { logOf } from "./page-scripts.js";
 
-let environment: E2eEnvironment | undefined;
-let cursorState: string | undefined;
+let environment: E2eEnvironmentWithState | undefined;
 
 afterEach(async () => {
   await environment?.close();
   environment = undefined;
-  if (cursorState !== undefined) await rm(cursorState, { recursive: true, force: true });
-  cursorState = undefined;
 });
 
 describe("a cursor session in real Chromium", () => {
   it("streams an answer once, runs a page tool through pedelec-cli and resumes its chat", async () => {
     // The cursor-agent stand-in keeps its chats under $CURSOR_CONFIG_DIR, like cursor-agent.
-    cursorState = await mkdtemp(join(tmpdir(), "pedelec-e2e-cursor-state-"));
-    environment = await setUpE2eWithCursorState(cursorState);
+    environment = await setUpE2eWithStateFolder("CURSOR_CONFIG_DIR");
+    const cursorState = environment.stateFolder;
     const { page } = await approvedSession(environment, environment.server.url, '{ provider: "cursor" }');
 
     // Cursor repeats text in its partial output; the page still gets each piece once.
@@ -51,15 +47,3 @@ describe("a cursor session in real Chromium", () => {
     expect(await readdir(join(cursorState, "chats", workspaceFolder ?? ""))).toEqual([`${chatId}.jsonl`]);
   });
 });
-
-/** The harness's environment with CURSOR_CONFIG_DIR set for the browser, whose native host starts Core and its agents. */
-async function setUpE2eWithCursorState(folder: string): Promise<E2eEnvironment> {
-  const saved = process.env.CURSOR_CONFIG_DIR;
-  process.env.CURSOR_CONFIG_DIR = folder;
-  try {
-    return await setUpE2e();
-  } finally {
-    if (saved === undefined) delete process.env.CURSOR_CONFIG_DIR;
-    else process.env.CURSOR_CONFIG_DIR = saved;
-  }
-}

@@ -1,25 +1,21 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvedSession, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { approvedSession, setUpE2eWithStateFolder, type E2eEnvironmentWithState } from "./harness.js";
 import { logOf } from "./page-scripts.js";
 
-let environment: E2eEnvironment | undefined;
-let dataHome: string | undefined;
+let environment: E2eEnvironmentWithState | undefined;
 
 afterEach(async () => {
   await environment?.close();
   environment = undefined;
-  if (dataHome !== undefined) await rm(dataHome, { recursive: true, force: true });
-  dataHome = undefined;
 });
 
 describe("an opencode session in real Chromium", () => {
   it("answers, runs a page tool through pedelec-cli and resumes its session", async () => {
     // The opencode stand-in keeps its sessions under $XDG_DATA_HOME/opencode, like OpenCode.
-    dataHome = await mkdtemp(join(tmpdir(), "pedelec-e2e-opencode-data-"));
-    environment = await setUpE2eWithDataHome(dataHome);
+    environment = await setUpE2eWithStateFolder("XDG_DATA_HOME");
+    const dataHome = environment.stateFolder;
     const { page } = await approvedSession(environment, environment.server.url, '{ provider: "opencode" }');
 
     // OpenCode prints text only once a part is finished: the page gets it as one delta, then the completed message.
@@ -45,15 +41,3 @@ describe("an opencode session in real Chromium", () => {
     expect(await readdir(join(dataHome, "opencode", "stand-in-sessions"))).toEqual([`${providerSessionId}.json`]);
   });
 });
-
-/** The harness's environment with XDG_DATA_HOME set for the browser, whose native host starts Core and its agents. */
-async function setUpE2eWithDataHome(folder: string): Promise<E2eEnvironment> {
-  const saved = process.env.XDG_DATA_HOME;
-  process.env.XDG_DATA_HOME = folder;
-  try {
-    return await setUpE2e();
-  } finally {
-    if (saved === undefined) delete process.env.XDG_DATA_HOME;
-    else process.env.XDG_DATA_HOME = saved;
-  }
-}

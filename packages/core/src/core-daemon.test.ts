@@ -1,77 +1,31 @@
-import { mkdtemp, readFile, rm, stat, writeFile, mkdir, readdir } from "node:fs/promises";
+import { readFile, rm, stat, writeFile, mkdir, readdir } from "node:fs/promises";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
-import type { SessionEvent } from "@pedelec/protocol/session-events";
 import { CoreConnection } from "./core-client.js";
 import { startCore, type RunningCore } from "./core-daemon.js";
+import { addTodoTool } from "./testing/add-todo-tool.js";
 import { capabilityOfHangingAgent } from "./testing/agent-capability.js";
+import { createCoreHome } from "./testing/core-home.js";
+import { collectSessionEvents } from "./testing/session-events.js";
 
 const standInDir = resolve(fileURLToPath(new URL("../../../test/stand-ins/claude", import.meta.url)));
 const ORIGIN = "http://127.0.0.1:4000";
-const tools = [
-  {
-    name: "add_todo",
-    description: "Add a card",
-    argsSchema: { type: "object" as const, properties: { title: { type: "string" as const, minLength: 1 } }, required: ["title"] },
-    timeoutMs: 2_000,
-  },
-];
+const tools = [addTodoTool(2_000)];
 
 let home: string;
 let core: RunningCore | undefined;
 let env: NodeJS.ProcessEnv;
 
 beforeEach(async () => {
-  home = await mkdtemp(join(tmpdir(), "pedelec-core-"));
-  env = {
-    ...process.env,
-    PEDELEC_HOME: home,
-    PEDELEC_PROVIDER_PATH: standInDir,
-    CLAUDE_CONFIG_DIR: join(home, "claude-state"),
-  };
+  ({ home, env } = await createCoreHome({ prefix: "pedelec-core-", providerPath: standInDir, stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" } }));
 });
 afterEach(async () => {
   await core?.stop();
   core = undefined;
   await rm(home, { recursive: true, force: true });
 });
-
-/** Collects a connection's events and lets a test wait for one, with a deadline. */
-function eventsOf(connection: CoreConnection) {
-  const seen: SessionEvent[] = [];
-  const waiters: { match: (event: SessionEvent) => boolean; resolve: (event: SessionEvent) => void }[] = [];
-  connection.onFrame((frame: CoreServerFrame) => {
-    if (frame.kind !== "event") return;
-    seen.push(frame.envelope.event);
-    for (const waiter of [...waiters]) {
-      if (waiter.match(frame.envelope.event)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(frame.envelope.event);
-      }
-    }
-  });
-  return {
-    seen,
-    next<T extends SessionEvent["type"]>(type: T, timeoutMs = 10_000): Promise<Extract<SessionEvent, { type: T }>> {
-      const already = seen.find((event) => event.type === type);
-      if (already) return Promise.resolve(already as Extract<SessionEvent, { type: T }>);
-      return new Promise((resolvePromise, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${type} event within ${timeoutMs} ms`)), timeoutMs);
-        waiters.push({
-          match: (event) => event.type === type,
-          resolve: (event) => {
-            clearTimeout(timer);
-            resolvePromise(event as Extract<SessionEvent, { type: T }>);
-          },
-        });
-      });
-    },
-  };
-}
 
 describe("Core daemon", () => {
   it("listens on a 0600 socket inside a 0700 run folder", async () => {
@@ -245,10 +199,10 @@ describe("Core sessions", () => {
     await writeFile(shell, `#!/bin/sh\necho "Welcome"\nPATH="${standInDir}:$PATH"\nshift 3\neval "$1"\n`, { mode: 0o755 });
     core = await startCore({ ...env, PEDELEC_PROVIDER_PATH: "", PATH: "/usr/bin:/bin", SHELL: shell });
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: found" }, ORIGIN);
-    expect(await events.next("chat-completed")).toMatchObject({ text: "found" });
+    expect(await events.until("chat-completed")).toMatchObject({ text: "found" });
     page.close();
   });
 
@@ -275,7 +229,7 @@ describe("Core sessions", () => {
   it("lets only a session's own agent reach its tools: the thread id alone is not enough", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const skills = { guidance: "", tools };
     const victim = await page.request("createSession", { provider: "claude", skills }, "https://victim.example");
     const attacker = await page.request("createSession", { provider: "claude", skills }, ORIGIN);
@@ -312,11 +266,11 @@ describe("Core sessions", () => {
   it("runs a turn, refuses a second one, and passes tool calls to the page and back", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const { sessionId, workspace } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools } }, ORIGIN);
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
     await expect(page.request("sendText", { sessionId, turnId: "turn-2", text: "again" }, ORIGIN)).rejects.toMatchObject({ code: "SESSION_BUSY" });
-    await events.next("turn-started");
+    await events.until("turn-started");
     const capability = await capabilityOfHangingAgent(workspace.path);
 
     // The agent side, as pedelec-cli would speak it.
@@ -332,9 +286,9 @@ describe("Core sessions", () => {
     expect(spec).toMatchObject({ name: "add_todo", timeoutMs: 2_000, argsSchema: { required: ["title"] } });
 
     const call = agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":"Milk"}' });
-    const requested = await events.next("tool-call-requested");
+    const requested = await events.until("tool-call-requested");
     expect(requested).toMatchObject({ toolName: "add_todo", args: { title: "Milk" }, turnId: "turn-1" });
-    await events.next("status-changed");
+    await events.until("status-changed");
     expect(events.seen).toContainEqual({ type: "status-changed", status: "waiting_tool_result", turnId: "turn-1" });
     const submitted = await page.request(
       "submitToolResult",
@@ -364,9 +318,9 @@ describe("Core sessions", () => {
 
     // Ending during the turn kills the provider and fails the turn with SESSION_ENDED.
     await expect(page.request("endSession", { sessionId }, ORIGIN)).resolves.toEqual({ ended: true });
-    const failed = await events.next("turn-failed");
+    const failed = await events.until("turn-failed");
     expect(failed.error.code).toBe("SESSION_ENDED");
-    await events.next("session-ended");
+    await events.until("session-ended");
     await expect(page.request("sendText", { sessionId, turnId: "turn-3", text: "hi" }, ORIGIN)).rejects.toMatchObject({ code: "SESSION_ENDED" });
     agent.close();
     page.close();
@@ -375,16 +329,16 @@ describe("Core sessions", () => {
   it("cancels a turn: the provider is stopped, the turn fails with TURN_CANCELLED and the session is idle again", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
     await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: false });
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
-    await events.next("turn-started");
+    await events.until("turn-started");
     await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: true });
-    expect((await events.next("turn-failed")).error.code).toBe("TURN_CANCELLED");
+    expect((await events.until("turn-failed")).error.code).toBe("TURN_CANCELLED");
     await expect.poll(() => events.seen.at(-1)).toEqual({ type: "status-changed", status: "idle", turnId: "turn-1" });
     await page.request("sendText", { sessionId, turnId: "turn-2", text: "reply: back" }, ORIGIN);
-    expect(await events.next("turn-completed")).toMatchObject({ turnId: "turn-2" });
+    expect(await events.until("turn-completed")).toMatchObject({ turnId: "turn-2" });
     page.close();
   });
 
@@ -432,10 +386,10 @@ describe("Core sessions", () => {
   it("starts a fresh conversation, with the whole first prompt, when the provider lost the one it should resume", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: first" }, ORIGIN);
-    await events.next("turn-completed");
+    await events.until("turn-completed");
     // Claude Code's state is gone (deleted, or another machine): --resume answers "No conversation found".
     await rm(join(home, "claude-state"), { recursive: true, force: true });
     await page.request("sendText", { sessionId, turnId: "turn-2", text: "report-resume" }, ORIGIN);
@@ -456,11 +410,11 @@ describe("Core sessions", () => {
     await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { high: ["--effort", "high"] } } }));
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const { sessionId } = await page.request("createSession", { provider: "claude", effortLevel: "high", model: "opus" }, ORIGIN);
     await writeFile(join(home, "settings.json"), JSON.stringify({ effortProfiles: { claude: { high: ["--effort", "low"] } } }));
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "report-args" }, ORIGIN);
-    const argv = JSON.parse((await events.next("chat-completed")).text) as string[];
+    const argv = JSON.parse((await events.until("chat-completed")).text) as string[];
     expect(argv).toEqual(expect.arrayContaining(["-p", "--output-format", "stream-json", "--verbose", "--model", "opus"]));
     expect(argv.slice(argv.indexOf("--effort"), argv.indexOf("--effort") + 2)).toEqual(["--effort", "high"]);
     page.close();
@@ -469,17 +423,17 @@ describe("Core sessions", () => {
   it("times a tool call out with TOOL_TIMEOUT", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const quick = [{ ...tools[0]!, timeoutMs: 100 }];
     const { sessionId, workspace } = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools: quick } }, ORIGIN);
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
-    await events.next("turn-started");
+    await events.until("turn-started");
     const capability = await capabilityOfHangingAgent(workspace.path);
     const agent = await CoreConnection.open(core.paths.socketPath);
     await expect(agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":"x"}' })).rejects.toMatchObject({
       code: "TOOL_TIMEOUT",
     });
-    expect(await events.next("tool-call-settled")).toMatchObject({ outcome: "timed-out" });
+    expect(await events.until("tool-call-settled")).toMatchObject({ outcome: "timed-out" });
     agent.close();
     page.close();
   });

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProcessGroupWatchdog } from "./process-group-watchdog.js";
+import { groupAlive } from "./testing/process-group.js";
 
 const started: number[] = [];
 afterEach(() => {
@@ -19,16 +20,6 @@ function startGroup(): number {
   child.unref();
   started.push(child.pid!);
   return child.pid!;
-}
-
-/** Whether any process of the group is left (Node reaps the leader, our child, as soon as it dies). */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {

@@ -1,110 +1,27 @@
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
-import { discoverProvider } from "../provider-discovery.js";
-import { buildFirstPrompt } from "../../first-prompt.js";
+import { errorOf, firstPrompt, messages, sessionIdOf, THREAD_ID } from "../../testing/provider-turns.js";
+import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
+import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createAntigravityAdapter } from "./antigravity-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/antigravity/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "agy");
-const THREAD_ID = "thread-7f3a91c2";
-function firstPrompt(userText: string): string {
-  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
-}
 
-/** A pedelec-cli that records its argv and answers like the real one. */
-const FAKE_PEDELEC_CLI = `#!/bin/sh
-printf '%s\\n' "$@" > "$PEDELEC_TEST_ARGV_FILE"
-case "$4" in
-  add_card) echo '{"id":"card-4","title":"Buy milk"}' ;;
-  add_card_spec) echo '{"type":"object"}' ;;
-  broken) echo '{"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}'; exit 1 ;;
-  *) echo '{"type":"object"}' ;;
-esac
-`;
-
-let root: string;
-let workspace: string;
-let env: Record<string, string>;
-
-beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), "pedelec-agy-"));
-  workspace = path.join(root, "workspace");
-  await mkdir(workspace);
-  const bin = path.join(root, "bin");
-  await mkdir(bin);
-  await writeFile(path.join(bin, "pedelec-cli"), FAKE_PEDELEC_CLI);
-  await chmod(path.join(bin, "pedelec-cli"), 0o755);
-  env = {
-    PATH: `${bin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: path.join(root, "home"),
-    PEDELEC_TEST_ARGV_FILE: path.join(root, "pedelec-cli-argv.txt"),
-  };
+const standIn = useStandInAdapter({
+  prefix: "pedelec-agy-",
+  executablePath: STAND_IN,
+  effortArgv: ["--model", "gemini-3.6-flash-medium"],
+  createAdapter: () => createAntigravityAdapter({ killGraceMs: 500 }),
 });
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
-  return {
-    executablePath: STAND_IN,
-    workspacePath: workspace,
-    providerSessionId: null,
-    access: "sandbox",
-    model: null,
-    effortArgv: ["--model", "gemini-3.6-flash-medium"],
-    env,
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
-  const adapter = createAntigravityAdapter({ killGraceMs: 500 });
-  const events: ProviderEvent[] = [];
-  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
-  return { outcome, events };
-}
-
-function sessionIdOf(events: ProviderEvent[]): string | undefined {
-  const started = events.filter((event) => event.type === "provider-session-started");
-  expect(started).toHaveLength(1);
-  return started[0]?.type === "provider-session-started" ? started[0].providerSessionId : undefined;
-}
-
-/** The completed messages, and for each the concatenation of its deltas. */
-function messages(events: ProviderEvent[]) {
-  return events.flatMap((event) =>
-    event.type === "message-completed"
-      ? [
-          {
-            text: event.text,
-            deltas: events
-              .flatMap((other) => (other.type === "text-delta" && other.messageId === event.messageId ? [other.delta] : []))
-              .join(""),
-          },
-        ]
-      : [],
-  );
-}
-
-function errorOf(outcome: ProviderTurnOutcome): PedelecError {
-  if (outcome.ok) throw new Error("expected a failed turn");
-  return outcome.error;
-}
+const { turn, request: turnRequest } = standIn;
 
 describe("antigravity adapter with the stand-in CLI", () => {
   it("discovers the stand-in through PEDELEC_PROVIDER_PATH", async () => {
-    const adapter = createAntigravityAdapter();
-    const discovery = await discoverProvider(
-      adapter,
-      { PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, PATH: process.env.PATH, HOME: env.HOME },
-      AbortSignal.timeout(10_000),
-    );
+    const discovery = await discoverStandIn(createAntigravityAdapter(), STAND_IN_DIRECTORY, standIn.env.HOME);
     expect(discovery).toEqual({ available: true, executablePath: STAND_IN, version: "1.1.17", error: null });
   });
 
@@ -120,7 +37,7 @@ describe("antigravity adapter with the stand-in CLI", () => {
     expect(second.outcome).toEqual({ ok: true });
     expect(sessionIdOf(second.events)).toBe(sessionId);
     expect(messages(second.events).map((message) => message.text)).toEqual([`resumed=${sessionId}`]);
-    const stored = await readFile(path.join(env.HOME ?? "", ".gemini", "antigravity-cli", "conversations", `${sessionId}.jsonl`), "utf8");
+    const stored = await readFile(path.join(standIn.env.HOME ?? "", ".gemini", "antigravity-cli", "conversations", `${sessionId}.jsonl`), "utf8");
     expect(stored).toContain("report-resume");
   });
 
@@ -150,7 +67,7 @@ describe("antigravity adapter with the stand-in CLI", () => {
     const sessionId = sessionIdOf(first.events) ?? null;
     const { outcome, events } = await turn({ prompt: `call-tool add_card {"title":"Buy milk"}`, providerSessionId: sessionId });
     expect(outcome).toEqual({ ok: true });
-    const argv = (await readFile(env.PEDELEC_TEST_ARGV_FILE ?? "", "utf8")).trimEnd().split("\n");
+    const argv = await standIn.pedelecCliArgv();
     expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
 
     const command = `pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '{"title":"Buy milk"}'`;
@@ -219,7 +136,7 @@ describe("antigravity adapter with the stand-in CLI", () => {
       () => {},
     );
     // The stand-in marks the workspace with its pid once it is hanging.
-    const marker = path.join(workspace, ".stand-in-hanging");
+    const marker = path.join(standIn.workspace, ".stand-in-hanging");
     const deadline = Date.now() + 10_000;
     while ((await readFile(marker, "utf8").catch(() => "")) === "") {
       if (Date.now() > deadline) throw new Error("the stand-in never started hanging");
@@ -235,7 +152,7 @@ describe("antigravity adapter with the stand-in CLI", () => {
     expect(errorOf(outcome)).toMatchObject({ code: "TURN_CANCELLED" });
     expect(elapsedMs).toBeLessThan(5_000);
     expect(pids).toHaveLength(1);
-    expect(Number(await readFile(path.join(workspace, ".stand-in-hanging"), "utf8"))).toBe(pids[0]);
+    expect(Number(await readFile(path.join(standIn.workspace, ".stand-in-hanging"), "utf8"))).toBe(pids[0]);
     expect(() => process.kill(-(pids[0] ?? 0), 0)).toThrow(expect.objectContaining({ code: "ESRCH" }));
   });
 
@@ -248,6 +165,6 @@ describe("antigravity adapter with the stand-in CLI", () => {
     const { outcome, events } = await turn({ prompt: "hello", model: "--sandbox" });
     expect(errorOf(outcome).code).toBe("INVALID_INPUT");
     expect(events).toEqual([]);
-    expect(await readdir(workspace)).toEqual([]);
+    expect(await readdir(standIn.workspace)).toEqual([]);
   });
 });

@@ -1,99 +1,25 @@
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
-import { discoverProvider } from "../provider-discovery.js";
-import { buildFirstPrompt } from "../../first-prompt.js";
+import { errorOf, firstPrompt, messages, sessionIdOf, THREAD_ID } from "../../testing/provider-turns.js";
+import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
+import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createClaudeAdapter } from "./claude-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/claude/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "claude");
-const THREAD_ID = "thread-7f3a91c2";
-/** The prompt Core sends on a thread's first turn, ending with the user's text. */
-function firstPrompt(userText: string): string {
-  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
-}
 
-/** A pedelec-cli that records its argv and answers like the real one. */
-const FAKE_PEDELEC_CLI = `#!/bin/sh
-printf '%s\\n' "$@" > "$PEDELEC_TEST_ARGV_FILE"
-case "$4" in
-  add_card) echo '{"id":"card-4","title":"Buy milk"}' ;;
-  add_card_spec) echo '{"type":"object"}' ;;
-  broken) echo '{"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}'; exit 1 ;;
-  *) echo "{\\"type\\":\\"object\\",\\"properties\\":{\\"title\\":{\\"type\\":\\"string\\"}}}" ;;
-esac
-`;
-
-let root: string;
-let workspace: string;
-let env: Record<string, string>;
-
-beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), "pedelec-claude-"));
-  workspace = path.join(root, "workspace");
-  await mkdir(workspace);
-  const bin = path.join(root, "bin");
-  await mkdir(bin);
-  await writeFile(path.join(bin, "pedelec-cli"), FAKE_PEDELEC_CLI);
-  await chmod(path.join(bin, "pedelec-cli"), 0o755);
-  env = {
-    PATH: `${bin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: path.join(root, "home"),
-    CLAUDE_CONFIG_DIR: path.join(root, "claude-state"),
-    PEDELEC_TEST_ARGV_FILE: path.join(root, "pedelec-cli-argv.txt"),
-  };
+const standIn = useStandInAdapter({
+  prefix: "pedelec-claude-",
+  stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" },
+  toolSpecAnswer: '{"type":"object","properties":{"title":{"type":"string"}}}',
+  executablePath: STAND_IN,
+  effortArgv: ["--effort", "medium"],
+  createAdapter: () => createClaudeAdapter({ killGraceMs: 500 }),
 });
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-/** A turn request for the stand-in in this test's workspace. */
-function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
-  return {
-    executablePath: STAND_IN,
-    workspacePath: workspace,
-    providerSessionId: null,
-    access: "sandbox",
-    model: null,
-    effortArgv: ["--effort", "medium"],
-    env,
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
-  const adapter = createClaudeAdapter({ killGraceMs: 500 });
-  const events: ProviderEvent[] = [];
-  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
-  return { outcome, events };
-}
-
-function sessionIdOf(events: ProviderEvent[]): string | undefined {
-  const started = events.filter((event) => event.type === "provider-session-started");
-  expect(started).toHaveLength(1);
-  return started[0]?.type === "provider-session-started" ? started[0].providerSessionId : undefined;
-}
-
-/** The completed messages, and for each the concatenation of its deltas. */
-function messages(events: ProviderEvent[]) {
-  return events.flatMap((event) =>
-    event.type === "message-completed"
-      ? [
-          {
-            text: event.text,
-            deltas: events
-              .flatMap((other) => (other.type === "text-delta" && other.messageId === event.messageId ? [other.delta] : []))
-              .join(""),
-          },
-        ]
-      : [],
-  );
-}
+const { turn, request: turnRequest } = standIn;
 
 describe("access modes", () => {
   it("denies a sandboxed agent any shell command but Pedelec's own, and lets a Full Access agent run it", async () => {
@@ -110,19 +36,9 @@ describe("access modes", () => {
   });
 });
 
-function errorOf(outcome: ProviderTurnOutcome): PedelecError {
-  if (outcome.ok) throw new Error("expected a failed turn");
-  return outcome.error;
-}
-
 describe("claude adapter with the stand-in CLI", () => {
   it("discovers the stand-in through PEDELEC_PROVIDER_PATH", async () => {
-    const adapter = createClaudeAdapter();
-    const discovery = await discoverProvider(
-      adapter,
-      { PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, PATH: process.env.PATH, HOME: env.HOME },
-      AbortSignal.timeout(10_000),
-    );
+    const discovery = await discoverStandIn(createClaudeAdapter(), STAND_IN_DIRECTORY, standIn.env.HOME);
     expect(discovery).toEqual({ available: true, executablePath: STAND_IN, version: "2.1.332", error: null });
   });
 
@@ -142,7 +58,7 @@ describe("claude adapter with the stand-in CLI", () => {
     expect(sessionIdOf(second.events)).toBe(sessionId);
     expect(messages(second.events).map((message) => message.text)).toEqual([`resumed=${sessionId}`]);
 
-    const folder = path.join(env.CLAUDE_CONFIG_DIR ?? "", "projects");
+    const folder = path.join(standIn.env.CLAUDE_CONFIG_DIR ?? "", "projects");
     const [project] = await readdir(folder);
     const conversation = await readFile(path.join(folder, project ?? "", `${sessionId}.jsonl`), "utf8");
     expect(conversation).toContain("report-resume");
@@ -158,7 +74,7 @@ describe("claude adapter with the stand-in CLI", () => {
       providerSessionId: sessionId,
     });
     expect(outcome).toEqual({ ok: true });
-    const argv = (await readFile(env.PEDELEC_TEST_ARGV_FILE ?? "", "utf8")).trimEnd().split("\n");
+    const argv = await standIn.pedelecCliArgv();
     expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
 
     const command = `pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '{"title":"Buy milk"}'`;
@@ -262,7 +178,7 @@ describe("claude adapter with the stand-in CLI", () => {
   });
 
   it("fails with PROVIDER_UNAVAILABLE when the executable is gone", async () => {
-    const { outcome } = await turn({ prompt: "hello", executablePath: path.join(root, "missing", "claude") });
+    const { outcome } = await turn({ prompt: "hello", executablePath: path.join(standIn.root, "missing", "claude") });
     const error = errorOf(outcome);
     expect(error.code).toBe("PROVIDER_UNAVAILABLE");
     expect(error.message).toMatch(/^claude could not be started: .*ENOENT/);

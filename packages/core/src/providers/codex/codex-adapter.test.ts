@@ -1,102 +1,34 @@
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { Activity } from "@pedelec/protocol/session-events";
-import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
-import { discoverProvider } from "../provider-discovery.js";
-import { buildFirstPrompt } from "../../first-prompt.js";
+import type { ProviderEvent } from "../provider-adapter.js";
+import { errorOf, firstPrompt, sessionIdOf, texts, THREAD_ID } from "../../testing/provider-turns.js";
+import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
+import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createCodexAdapter } from "./codex-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/codex/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "codex");
-const THREAD_ID = "thread-7f3a91c2";
-function firstPrompt(userText: string): string {
-  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
-}
 
-/** A pedelec-cli that records its argv and answers like the real one. */
-const FAKE_PEDELEC_CLI = `#!/bin/sh
-printf '%s\\n' "$@" > "$PEDELEC_TEST_ARGV_FILE"
-case "$4" in
-  add_card) echo '{"id":"card-4","title":"Buy milk"}' ;;
-  broken) echo '{"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}'; exit 1 ;;
-  *) echo '{"type":"object"}' ;;
-esac
-`;
-
-let root: string;
-let workspace: string;
-let env: Record<string, string>;
-
-beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), "pedelec-codex-"));
-  workspace = path.join(root, "workspace");
-  await mkdir(workspace);
-  const bin = path.join(root, "bin");
-  await mkdir(bin);
-  await writeFile(path.join(bin, "pedelec-cli"), FAKE_PEDELEC_CLI);
-  await chmod(path.join(bin, "pedelec-cli"), 0o755);
-  env = {
-    PATH: `${bin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: path.join(root, "home"),
-    CODEX_HOME: path.join(root, "codex-state"),
-    PEDELEC_TEST_ARGV_FILE: path.join(root, "pedelec-cli-argv.txt"),
-  };
+const standIn = useStandInAdapter({
+  prefix: "pedelec-codex-",
+  stateFolders: { CODEX_HOME: "codex-state" },
+  executablePath: STAND_IN,
+  effortArgv: ["-c", "model_reasoning_effort=medium"],
+  createAdapter: () => createCodexAdapter({ killGraceMs: 500 }),
 });
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
-  return {
-    executablePath: STAND_IN,
-    workspacePath: workspace,
-    providerSessionId: null,
-    access: "sandbox",
-    model: null,
-    effortArgv: ["-c", "model_reasoning_effort=medium"],
-    env,
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
-  const adapter = createCodexAdapter({ killGraceMs: 500 });
-  const events: ProviderEvent[] = [];
-  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
-  return { outcome, events };
-}
-
-function sessionIdOf(events: ProviderEvent[]): string | null {
-  const started = events.flatMap((event) => (event.type === "provider-session-started" ? [event.providerSessionId] : []));
-  expect(started).toHaveLength(1);
-  return started[0] ?? null;
-}
-
-function texts(events: ProviderEvent[]): string[] {
-  return events.flatMap((event) => (event.type === "message-completed" ? [event.text] : []));
-}
+const { turn, request: turnRequest } = standIn;
 
 function activities(events: ProviderEvent[]): Activity[] {
   return events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));
 }
 
-function errorOf(outcome: ProviderTurnOutcome): PedelecError {
-  if (outcome.ok) throw new Error("expected a failed turn");
-  return outcome.error;
-}
-
 describe("codex adapter with the stand-in CLI", () => {
   it("discovers the stand-in through PEDELEC_PROVIDER_PATH", async () => {
-    const discovery = await discoverProvider(
-      createCodexAdapter(),
-      { PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, PATH: process.env.PATH, HOME: env.HOME },
-      AbortSignal.timeout(10_000),
-    );
+    const discovery = await discoverStandIn(createCodexAdapter(), STAND_IN_DIRECTORY, standIn.env.HOME);
     expect(discovery).toEqual({ available: true, executablePath: STAND_IN, version: "0.171.0", error: null });
   });
 
@@ -122,12 +54,12 @@ describe("codex adapter with the stand-in CLI", () => {
   it("passes sandbox flags, model and effort to the CLI, and bypass flags only with Full Access", async () => {
     const sandboxed = await turn({ prompt: "report-args", model: "gpt-5-codex", effortArgv: ["-c", "model_reasoning_effort=high"] });
     expect(JSON.parse(texts(sandboxed.events)[0] ?? "null")).toEqual([
-      "exec", "--json", "--skip-git-repo-check", "--cd", workspace, "--sandbox", "workspace-write",
+      "exec", "--json", "--skip-git-repo-check", "--cd", standIn.workspace, "--sandbox", "workspace-write",
       "-c", "sandbox_workspace_write.network_access=true", "-m", "gpt-5-codex", "-c", "model_reasoning_effort=high", "-",
     ]);
     const full = await turn({ prompt: "report-args", access: "full", effortArgv: [] });
     expect(JSON.parse(texts(full.events)[0] ?? "null")).toEqual([
-      "exec", "--json", "--skip-git-repo-check", "--cd", workspace, "--dangerously-bypass-approvals-and-sandbox", "-",
+      "exec", "--json", "--skip-git-repo-check", "--cd", standIn.workspace, "--dangerously-bypass-approvals-and-sandbox", "-",
     ]);
   });
 
@@ -146,7 +78,7 @@ describe("codex adapter with the stand-in CLI", () => {
     const first = await turn({ prompt: firstPrompt("reply: ready") });
     const { outcome, events } = await turn({ prompt: `call-tool add_card {"title":"Buy milk"}`, providerSessionId: sessionIdOf(first.events) });
     expect(outcome).toEqual({ ok: true });
-    const argv = (await readFile(env.PEDELEC_TEST_ARGV_FILE ?? "", "utf8")).trimEnd().split("\n");
+    const argv = await standIn.pedelecCliArgv();
     expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
     const command = `bash -lc 'pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '\\''{"title":"Buy milk"}'\\'''`;
     const [started, completed] = activities(events);
@@ -165,7 +97,7 @@ describe("codex adapter with the stand-in CLI", () => {
   it("reports a file edit as a file-edit activity", async () => {
     const { outcome, events } = await turn({ prompt: "edit-file notes.md Buy milk" });
     expect(outcome).toEqual({ ok: true });
-    const target = path.join(workspace, "notes.md");
+    const target = path.join(standIn.workspace, "notes.md");
     expect(activities(events)).toEqual([
       { id: expect.any(String), kind: "file-edit", status: "completed", title: target, detail: `add: ${target}` },
     ]);
@@ -214,7 +146,7 @@ describe("codex adapter with the stand-in CLI", () => {
     const controller = new AbortController();
     const adapter = createCodexAdapter({ killGraceMs: 500 });
     const startedAt = Date.now();
-    const marker = path.join(workspace, ".stand-in-hanging");
+    const marker = path.join(standIn.workspace, ".stand-in-hanging");
     const outcome = await adapter.runTurn(turnRequest({ signal: controller.signal, prompt: "hang" }), (event) => {
       if (event.type !== "provider-session-started") return;
       const poll = setInterval(() => {
@@ -245,12 +177,12 @@ describe("codex adapter with the stand-in CLI", () => {
     const { events } = await turn({ prompt: firstPrompt("reply: saved") });
     const threadId = sessionIdOf(events);
     const day = new Date().toISOString().slice(0, 10).split("-");
-    const files = await readdir(path.join(env.CODEX_HOME ?? "", "sessions", ...day));
+    const files = await readdir(path.join(standIn.env.CODEX_HOME ?? "", "sessions", ...day));
     expect(files.some((file) => file.endsWith(`-${threadId}.jsonl`))).toBe(true);
   });
 
   it("fails with PROVIDER_UNAVAILABLE when the executable is gone", async () => {
-    const { outcome } = await turn({ prompt: "hello", executablePath: path.join(root, "missing", "codex") });
+    const { outcome } = await turn({ prompt: "hello", executablePath: path.join(standIn.root, "missing", "codex") });
     expect(errorOf(outcome)).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/^codex could not be started: .*ENOENT/) });
   });
 

@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { discoverProvider } from "../provider-discovery.js";
+import { createDiscoveryRoot } from "../../testing/stand-in-discovery.js";
 import { createCodexAdapter } from "./codex-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/codex", import.meta.url));
@@ -13,8 +13,7 @@ const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/
 let root: string;
 let env: Record<string, string>;
 beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), "pedelec-codex-discovery-"));
-  env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, CODEX_HOME: path.join(root, "codex-state"), PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY };
+  ({ root, env } = await createDiscoveryRoot("pedelec-codex-discovery-", STAND_IN_DIRECTORY, { CODEX_HOME: "codex-state" }));
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });

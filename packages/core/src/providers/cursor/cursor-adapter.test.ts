@@ -1,110 +1,29 @@
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
-import { discoverProvider } from "../provider-discovery.js";
+import { describe, expect, it } from "vitest";
 import type { ProviderProcessResult } from "../provider-process.js";
-import { buildFirstPrompt } from "../../first-prompt.js";
+import { errorOf, firstPrompt, messages, sessionIdOf, THREAD_ID } from "../../testing/provider-turns.js";
+import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
+import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createCursorAdapter, cursorTurnOutcome } from "./cursor-adapter.js";
 import { CursorStreamParser } from "./cursor-stream-parser.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/cursor/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "cursor-agent");
-const THREAD_ID = "thread-7f3a91c2";
-function firstPrompt(userText: string): string {
-  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
-}
 
-/** A pedelec-cli that records its argv and answers like the real one. */
-const FAKE_PEDELEC_CLI = `#!/bin/sh
-printf '%s\\n' "$@" > "$PEDELEC_TEST_ARGV_FILE"
-case "$4" in
-  add_card) echo '{"id":"card-4","title":"Buy milk"}' ;;
-  broken) echo '{"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}'; exit 1 ;;
-  *) echo '{"type":"object"}' ;;
-esac
-`;
-
-let root: string;
-let workspace: string;
-let env: Record<string, string>;
-
-beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), "pedelec-cursor-"));
-  workspace = path.join(root, "workspace");
-  await mkdir(workspace);
-  const bin = path.join(root, "bin");
-  await mkdir(bin);
-  await writeFile(path.join(bin, "pedelec-cli"), FAKE_PEDELEC_CLI);
-  await chmod(path.join(bin, "pedelec-cli"), 0o755);
-  env = {
-    PATH: `${bin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: path.join(root, "home"),
-    CURSOR_CONFIG_DIR: path.join(root, "cursor-state"),
-    PEDELEC_TEST_ARGV_FILE: path.join(root, "pedelec-cli-argv.txt"),
-  };
+const standIn = useStandInAdapter({
+  prefix: "pedelec-cursor-",
+  stateFolders: { CURSOR_CONFIG_DIR: "cursor-state" },
+  executablePath: STAND_IN,
+  effortArgv: ["--model", "sonnet-4.5"],
+  createAdapter: () => createCursorAdapter({ killGraceMs: 500 }),
 });
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
-  return {
-    executablePath: STAND_IN,
-    workspacePath: workspace,
-    providerSessionId: null,
-    access: "sandbox",
-    model: null,
-    effortArgv: ["--model", "sonnet-4.5"],
-    env,
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
-  const adapter = createCursorAdapter({ killGraceMs: 500 });
-  const events: ProviderEvent[] = [];
-  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
-  return { outcome, events };
-}
-
-function sessionIdOf(events: ProviderEvent[]): string | undefined {
-  const started = events.filter((event) => event.type === "provider-session-started");
-  expect(started).toHaveLength(1);
-  return started[0]?.type === "provider-session-started" ? started[0].providerSessionId : undefined;
-}
-
-function messages(events: ProviderEvent[]) {
-  return events.flatMap((event) =>
-    event.type === "message-completed"
-      ? [
-          {
-            text: event.text,
-            deltas: events
-              .flatMap((other) => (other.type === "text-delta" && other.messageId === event.messageId ? [other.delta] : []))
-              .join(""),
-          },
-        ]
-      : [],
-  );
-}
-
-function errorOf(outcome: ProviderTurnOutcome): PedelecError {
-  if (outcome.ok) throw new Error("expected a failed turn");
-  return outcome.error;
-}
+const { turn, request: turnRequest } = standIn;
 
 describe("cursor adapter with the stand-in CLI", () => {
   it("discovers the stand-in through PEDELEC_PROVIDER_PATH", async () => {
-    const discovery = await discoverProvider(
-      createCursorAdapter(),
-      { PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, PATH: process.env.PATH, HOME: env.HOME },
-      AbortSignal.timeout(10_000),
-    );
+    const discovery = await discoverStandIn(createCursorAdapter(), STAND_IN_DIRECTORY, standIn.env.HOME);
     expect(discovery).toEqual({ available: true, executablePath: STAND_IN, version: "2025.11.25", error: null });
   });
 
@@ -121,7 +40,7 @@ describe("cursor adapter with the stand-in CLI", () => {
     expect(sessionIdOf(second.events)).toBe(sessionId);
     expect(messages(second.events).map((message) => message.text)).toEqual([`resumed=${sessionId}`]);
 
-    const chats = path.join(env.CURSOR_CONFIG_DIR ?? "", "chats");
+    const chats = path.join(standIn.env.CURSOR_CONFIG_DIR ?? "", "chats");
     const [folder] = await readdir(chats);
     expect(await readFile(path.join(chats, folder ?? "", `${sessionId}.jsonl`), "utf8")).toContain("report-resume");
   });
@@ -133,7 +52,7 @@ describe("cursor adapter with the stand-in CLI", () => {
       providerSessionId: sessionIdOf(first.events) ?? null,
     });
     expect(outcome).toEqual({ ok: true });
-    const argv = (await readFile(env.PEDELEC_TEST_ARGV_FILE ?? "", "utf8")).trimEnd().split("\n");
+    const argv = await standIn.pedelecCliArgv();
     expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
 
     const command = `pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '{"title":"Buy milk"}'`;
@@ -218,7 +137,7 @@ describe("cursor adapter with the stand-in CLI", () => {
   it("kills a hanging CLI's process group on cancel and settles with TURN_CANCELLED", async () => {
     const controller = new AbortController();
     const running = createCursorAdapter({ killGraceMs: 500 }).runTurn(turnRequest({ signal: controller.signal, prompt: "hang" }), () => {});
-    const marker = path.join(workspace, ".stand-in-hanging");
+    const marker = path.join(standIn.workspace, ".stand-in-hanging");
     const deadline = Date.now() + 10_000;
     let pid = 0;
     while (pid === 0) {

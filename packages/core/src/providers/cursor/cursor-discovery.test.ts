@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { discoverProvider } from "../provider-discovery.js";
+import { createDiscoveryRoot } from "../../testing/stand-in-discovery.js";
 import { createCursorAdapter } from "./cursor-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/cursor", import.meta.url));
@@ -14,8 +14,7 @@ const STAND_IN = path.join(STAND_IN_DIRECTORY, "cursor-agent");
 let root: string;
 let env: Record<string, string>;
 beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), "pedelec-cursor-discovery-"));
-  env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root, CURSOR_CONFIG_DIR: path.join(root, "cursor-state"), PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY };
+  ({ root, env } = await createDiscoveryRoot("pedelec-cursor-discovery-", STAND_IN_DIRECTORY, { CURSOR_CONFIG_DIR: "cursor-state" }));
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });

@@ -1,97 +1,32 @@
 import { createHash } from "node:crypto";
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
-import type { SessionEvent } from "@pedelec/protocol/session-events";
+import { describe, expect, it } from "vitest";
 import { CoreConnection } from "../../core-client.js";
-import { startCore, type RunningCore } from "../../core-daemon.js";
+import { addTodoTool } from "../../testing/add-todo-tool.js";
+import { useCoreUnderTest } from "../../testing/core-home.js";
+import { groupAlive } from "../../testing/process-group.js";
+import { collectSessionEvents } from "../../testing/session-events.js";
 
 const STAND_IN_DIRECTORY = resolve(fileURLToPath(new URL("../../../../../test/stand-ins/cursor", import.meta.url)));
 /** The agent command, as built into packages/cli (the launcher Pedelec installs runs the same entry). */
 const PEDELEC_CLI_ENTRY = resolve(fileURLToPath(new URL("../../../../cli/bin/pedelec-cli.js", import.meta.url)));
 const ORIGIN = "http://127.0.0.1:4000";
-const tools = [
-  {
-    name: "add_todo",
-    description: "Add a card",
-    argsSchema: { type: "object" as const, properties: { title: { type: "string" as const, minLength: 1 } }, required: ["title"] },
-    timeoutMs: 5_000,
-  },
-];
+const tools = [addTodoTool(5_000)];
 
-let home: string;
-let core: RunningCore | undefined;
-let env: NodeJS.ProcessEnv;
-
-beforeEach(async () => {
-  home = await mkdtemp(join(tmpdir(), "pedelec-cursor-core-"));
-  env = { ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, CURSOR_CONFIG_DIR: join(home, "cursor-state") };
-  // Core puts PEDELEC_HOME/bin first on the agent's PATH; `pedelec install` writes this launcher there.
-  await mkdir(join(home, "bin"), { recursive: true });
-  const launcher = `#!/bin/sh\nPEDELEC_HOME='${home}'\nexport PEDELEC_HOME\nexec '${process.execPath}' '${PEDELEC_CLI_ENTRY}' "$@"\n`;
-  await writeFile(join(home, "bin", "pedelec-cli"), launcher);
-  await chmod(join(home, "bin", "pedelec-cli"), 0o755);
+const coreUnderTest = useCoreUnderTest({
+  prefix: "pedelec-cursor-core-",
+  providerPath: STAND_IN_DIRECTORY,
+  stateFolders: { CURSOR_CONFIG_DIR: "cursor-state" },
+  pedelecCliEntry: PEDELEC_CLI_ENTRY,
 });
-afterEach(async () => {
-  await core?.stop();
-  core = undefined;
-  await rm(home, { recursive: true, force: true });
-});
-
-/** Collects a connection's events and lets a test wait, with a deadline, for one that matches. */
-function eventsOf(connection: CoreConnection) {
-  const seen: SessionEvent[] = [];
-  const waiters: { match: (event: SessionEvent) => boolean; resolve: (event: SessionEvent) => void }[] = [];
-  connection.onFrame((frame: CoreServerFrame) => {
-    if (frame.kind !== "event") return;
-    seen.push(frame.envelope.event);
-    for (const waiter of [...waiters]) {
-      if (!waiter.match(frame.envelope.event)) continue;
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve(frame.envelope.event);
-    }
-  });
-  return {
-    seen,
-    until<T extends SessionEvent["type"]>(
-      type: T,
-      match: (event: Extract<SessionEvent, { type: T }>) => boolean = () => true,
-      timeoutMs = 15_000,
-    ): Promise<Extract<SessionEvent, { type: T }>> {
-      const matches = (event: SessionEvent): boolean => event.type === type && match(event as Extract<SessionEvent, { type: T }>);
-      const already = seen.find(matches);
-      if (already) return Promise.resolve(already as Extract<SessionEvent, { type: T }>);
-      return new Promise((resolvePromise, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching ${type} event within ${timeoutMs} ms`)), timeoutMs);
-        waiters.push({
-          match: matches,
-          resolve: (event) => {
-            clearTimeout(timer);
-            resolvePromise(event as Extract<SessionEvent, { type: T }>);
-          },
-        });
-      });
-    },
-  };
-}
-
-function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("a cursor session over the Core socket", () => {
   it("streams, calls a page tool, resumes its chat and cancels a hanging turn", async () => {
-    core = await startCore(env);
+    const core = await coreUnderTest.start();
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page, 15_000);
     const { sessionId, workspace } = await page.request("createSession", { provider: "cursor", skills: { guidance: "", tools } }, ORIGIN);
 
     // A streamed answer: several deltas that add up to the completed message, once.
@@ -127,7 +62,7 @@ describe("a cursor session over the Core socket", () => {
     // …the one the first turn started: its file at the CLI holds every turn's prompt.
     const chatId = resumed.text.slice("resumed=".length);
     const chatFolder = createHash("md5").update(workspace.path).digest("hex");
-    const chat = await readFile(join(home, "cursor-state", "chats", chatFolder, `${chatId}.jsonl`), "utf8");
+    const chat = await readFile(join(coreUnderTest.home, "cursor-state", "chats", chatFolder, `${chatId}.jsonl`), "utf8");
     expect(chat).toContain("Hello from Cursor, streamed in pieces.");
     expect(chat).toContain("call-tool add_todo");
     await events.until("turn-completed", (event) => event.turnId === "turn-3");

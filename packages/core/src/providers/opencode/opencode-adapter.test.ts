@@ -1,90 +1,24 @@
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../provider-adapter.js";
-import { discoverProvider } from "../provider-discovery.js";
-import { buildFirstPrompt } from "../../first-prompt.js";
+import { errorOf, firstPrompt, sessionIdOf, texts, THREAD_ID } from "../../testing/provider-turns.js";
+import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
+import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createOpencodeAdapter } from "./opencode-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/opencode/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "opencode");
-const THREAD_ID = "thread-7f3a91c2";
-function firstPrompt(userText: string): string {
-  return buildFirstPrompt({ threadId: THREAD_ID, guidance: "", tools: [], userText });
-}
 
-/** A pedelec-cli that records its argv and answers like the real one. */
-const FAKE_PEDELEC_CLI = `#!/bin/sh
-printf '%s\\n' "$@" > "$PEDELEC_TEST_ARGV_FILE"
-case "$4" in
-  add_card) echo '{"id":"card-4","title":"Buy milk"}' ;;
-  add_card_spec) echo '{"type":"object"}' ;;
-  broken) echo '{"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}'; exit 1 ;;
-  *) echo "{\\"type\\":\\"object\\"}" ;;
-esac
-`;
-
-let root: string;
-let workspace: string;
-let env: Record<string, string>;
-
-beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), "pedelec-opencode-"));
-  workspace = path.join(root, "workspace");
-  await mkdir(workspace);
-  const bin = path.join(root, "bin");
-  await mkdir(bin);
-  await writeFile(path.join(bin, "pedelec-cli"), FAKE_PEDELEC_CLI);
-  await chmod(path.join(bin, "pedelec-cli"), 0o755);
-  env = {
-    PATH: `${bin}${path.delimiter}${process.env.PATH ?? "/usr/bin:/bin"}`,
-    HOME: path.join(root, "home"),
-    XDG_DATA_HOME: path.join(root, "opencode-data"),
-    PEDELEC_TEST_ARGV_FILE: path.join(root, "pedelec-cli-argv.txt"),
-  };
+const standIn = useStandInAdapter({
+  prefix: "pedelec-opencode-",
+  stateFolders: { XDG_DATA_HOME: "opencode-data" },
+  executablePath: STAND_IN,
+  effortArgv: ["--variant", "medium"],
+  createAdapter: () => createOpencodeAdapter({ killGraceMs: 500 }),
 });
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-function turnRequest(overrides: Partial<ProviderTurnRequest> & { prompt: string }): ProviderTurnRequest {
-  return {
-    executablePath: STAND_IN,
-    workspacePath: workspace,
-    providerSessionId: null,
-    access: "sandbox",
-    model: null,
-    effortArgv: ["--variant", "medium"],
-    env,
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
-
-async function turn(overrides: Partial<ProviderTurnRequest> & { prompt: string }) {
-  const adapter = createOpencodeAdapter({ killGraceMs: 500 });
-  const events: ProviderEvent[] = [];
-  const outcome = await adapter.runTurn(turnRequest(overrides), (event) => events.push(event));
-  return { outcome, events };
-}
-
-function sessionIdOf(events: ProviderEvent[]): string | undefined {
-  const started = events.filter((event) => event.type === "provider-session-started");
-  expect(started).toHaveLength(1);
-  return started[0]?.type === "provider-session-started" ? started[0].providerSessionId : undefined;
-}
-
-function texts(events: ProviderEvent[]): string[] {
-  return events.flatMap((event) => (event.type === "message-completed" ? [event.text] : []));
-}
-
-function errorOf(outcome: ProviderTurnOutcome): PedelecError {
-  if (outcome.ok) throw new Error("expected a failed turn");
-  return outcome.error;
-}
+const { turn, request: turnRequest } = standIn;
 
 describe("access modes", () => {
   it("denies a sandboxed agent any shell command but Pedelec's own, and lets a Full Access agent run it", async () => {
@@ -118,12 +52,7 @@ describe("access modes", () => {
 
 describe("opencode adapter with the stand-in CLI", () => {
   it("discovers the stand-in through PEDELEC_PROVIDER_PATH", async () => {
-    const adapter = createOpencodeAdapter();
-    const discovery = await discoverProvider(
-      adapter,
-      { PEDELEC_PROVIDER_PATH: STAND_IN_DIRECTORY, PATH: process.env.PATH, HOME: env.HOME },
-      AbortSignal.timeout(10_000),
-    );
+    const discovery = await discoverStandIn(createOpencodeAdapter(), STAND_IN_DIRECTORY, standIn.env.HOME);
     expect(discovery).toEqual({ available: true, executablePath: STAND_IN, version: "1.18.33", error: null });
   });
 
@@ -139,7 +68,7 @@ describe("opencode adapter with the stand-in CLI", () => {
     expect(second.outcome).toEqual({ ok: true });
     expect(sessionIdOf(second.events)).toBe(sessionId);
     expect(texts(second.events)).toEqual([`resumed=${sessionId}`]);
-    const stored = await readdir(path.join(env.XDG_DATA_HOME ?? "", "opencode", "stand-in-sessions"));
+    const stored = await readdir(path.join(standIn.env.XDG_DATA_HOME ?? "", "opencode", "stand-in-sessions"));
     expect(stored).toEqual([`${sessionId}.json`]);
   });
 
@@ -153,7 +82,7 @@ describe("opencode adapter with the stand-in CLI", () => {
     const sessionId = sessionIdOf(first.events) ?? null;
     const { outcome, events } = await turn({ prompt: `call-tool add_card {"title":"Buy milk"}`, providerSessionId: sessionId });
     expect(outcome).toEqual({ ok: true });
-    const argv = (await readFile(env.PEDELEC_TEST_ARGV_FILE ?? "", "utf8")).trimEnd().split("\n");
+    const argv = await standIn.pedelecCliArgv();
     expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
     const command = `pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '{"title":"Buy milk"}'`;
     const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));

@@ -1,99 +1,54 @@
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
+import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "@pedelec/protocol/session-events";
 import { CoreConnection } from "../../core-client.js";
-import { startCore, type RunningCore } from "../../core-daemon.js";
+import { addTodoTool } from "../../testing/add-todo-tool.js";
+import { useCoreUnderTest } from "../../testing/core-home.js";
+import { groupAlive } from "../../testing/process-group.js";
+import { collectSessionEvents } from "../../testing/session-events.js";
 
 const standInDir = resolve(fileURLToPath(new URL("../../../../../test/stand-ins/opencode", import.meta.url)));
 /** The real agent command, as built; Core puts PEDELEC_HOME/bin first on the agent's PATH. */
 const pedelecCliEntry = resolve(fileURLToPath(new URL("../../../../cli/dist/pedelec-cli-entry.js", import.meta.url)));
 const ORIGIN = "http://127.0.0.1:4000";
-const tools = [
-  {
-    name: "add_todo",
-    description: "Add a card",
-    argsSchema: { type: "object" as const, properties: { title: { type: "string" as const, minLength: 1 } }, required: ["title"] },
-    timeoutMs: 5_000,
-  },
-];
+const tools = [addTodoTool(5_000)];
 
-let home: string;
-let core: RunningCore | undefined;
-let env: NodeJS.ProcessEnv;
-
-beforeEach(async () => {
-  home = await mkdtemp(join(tmpdir(), "pedelec-opencode-core-"));
-  env = { ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: standInDir, XDG_DATA_HOME: join(home, "opencode-data") };
-  await mkdir(join(home, "bin"), { recursive: true });
-  await writeFile(join(home, "bin", "pedelec-cli"), `#!/bin/sh\nexec '${process.execPath}' '${pedelecCliEntry}' "$@"\n`);
-  await chmod(join(home, "bin", "pedelec-cli"), 0o755);
+const coreUnderTest = useCoreUnderTest({
+  prefix: "pedelec-opencode-core-",
+  providerPath: standInDir,
+  stateFolders: { XDG_DATA_HOME: "opencode-data" },
+  pedelecCliEntry,
 });
-afterEach(async () => {
-  await core?.stop();
-  core = undefined;
-  await rm(home, { recursive: true, force: true });
-});
-
-/** Collects a connection's events and lets a test wait for one, with a deadline. */
-function eventsOf(connection: CoreConnection) {
-  const seen: SessionEvent[] = [];
-  connection.onFrame((frame: CoreServerFrame) => {
-    if (frame.kind === "event") seen.push(frame.envelope.event);
-  });
-  return {
-    seen,
-    async waitFor<T extends SessionEvent>(match: (event: SessionEvent) => event is T, timeoutMs = 10_000): Promise<T> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = seen.find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching event within ${timeoutMs} ms; seen ${JSON.stringify(seen.map((event) => event.type))}`);
-        await new Promise((resolvePromise) => setTimeout(resolvePromise, 10));
-      }
-    },
-  };
-}
 
 const ofTurn =
   <T extends SessionEvent["type"]>(type: T, turnId: string) =>
   (event: SessionEvent): event is Extract<SessionEvent, { type: T }> =>
     event.type === type && "turnId" in event && event.turnId === turnId;
 
-function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("opencode sessions through Core", () => {
   it("answers, passes a tool call to the page and back, resumes, and cancels a hanging turn", { timeout: 60_000 }, async () => {
-    core = await startCore(env);
+    const core = await coreUnderTest.start();
     const page = await CoreConnection.open(core.paths.socketPath);
-    const events = eventsOf(page);
+    const events = collectSessionEvents(page);
     const { sessionId, workspace } = await page.request("createSession", { provider: "opencode", skills: { guidance: "", tools } }, ORIGIN);
 
     // A streamed answer: OpenCode has no deltas, so Core hands the completed message on as one delta.
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: Hello from OpenCode." }, ORIGIN);
-    await events.waitFor(ofTurn("turn-completed", "turn-1"));
+    await events.until("turn-completed", (event) => event.turnId === "turn-1");
     const deltas = events.seen.filter(ofTurn("chat-delta", "turn-1"));
     expect(deltas.map((event) => event.delta).join("")).toBe("Hello from OpenCode.");
     expect(events.seen.filter(ofTurn("chat-completed", "turn-1")).map((event) => event.text)).toEqual(["Hello from OpenCode."]);
 
     // The agent calls a page tool through the real pedelec-cli; the page answers it.
     await page.request("sendText", { sessionId, turnId: "turn-2", text: 'call-tool add_todo {"title":"Milk"}' }, ORIGIN);
-    const requested = await events.waitFor(ofTurn("tool-call-requested", "turn-2"));
+    const requested = await events.until("tool-call-requested", (event) => event.turnId === "turn-2");
     expect(requested).toMatchObject({ toolName: "add_todo", args: { title: "Milk" } });
     await expect(
       page.request("submitToolResult", { sessionId, toolRequestId: requested.toolRequestId, outcome: { ok: true, result: { id: "c1" } } }, ORIGIN),
     ).resolves.toEqual({ accepted: true });
-    await events.waitFor(ofTurn("turn-completed", "turn-2"));
+    await events.until("turn-completed", (event) => event.turnId === "turn-2");
     const answer = events.seen.filter(ofTurn("chat-completed", "turn-2")).map((event) => event.text);
     expect(answer).toHaveLength(1);
     expect(answer[0]).toMatch(/^Tool add_todo returned: .*"c1"/);
@@ -106,11 +61,11 @@ describe("opencode sessions through Core", () => {
 
     // The next turn resumes the same OpenCode session.
     await page.request("sendText", { sessionId, turnId: "turn-3", text: "report-resume" }, ORIGIN);
-    const resumed = await events.waitFor(ofTurn("chat-completed", "turn-3"));
-    const [stored] = await readdir(join(home, "opencode-data", "opencode", "stand-in-sessions"));
+    const resumed = await events.until("chat-completed", (event) => event.turnId === "turn-3");
+    const [stored] = await readdir(join(coreUnderTest.home, "opencode-data", "opencode", "stand-in-sessions"));
     expect(resumed.text).toBe(`resumed=${stored?.replace(/\.json$/, "")}`);
     expect(resumed.text).toMatch(/^resumed=ses_/);
-    await events.waitFor(ofTurn("turn-completed", "turn-3"));
+    await events.until("turn-completed", (event) => event.turnId === "turn-3");
 
     // Cancelling a hanging turn stops the whole process group of the agent.
     await page.request("sendText", { sessionId, turnId: "turn-4", text: "hang" }, ORIGIN);
@@ -125,7 +80,7 @@ describe("opencode sessions through Core", () => {
     })();
     expect(groupAlive(pid)).toBe(true);
     await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: true });
-    expect((await events.waitFor(ofTurn("turn-failed", "turn-4"))).error.code).toBe("TURN_CANCELLED");
+    expect((await events.until("turn-failed", (event) => event.turnId === "turn-4")).error.code).toBe("TURN_CANCELLED");
     await expect.poll(() => groupAlive(pid), { timeout: 10_000, interval: 50 }).toBe(false);
     expect(events.seen.some((event) => event.type === "turn-failed" && event.turnId !== "turn-4")).toBe(false);
     page.close();
