@@ -96,3 +96,26 @@ export function exitFailure(programName: string, run: ProviderProcessResult, fal
     stderrTruncated: run.stderrTruncated,
   });
 }
+
+/** PROVIDER_OUTPUT_INVALID for the first stream line of a known kind that lacked what the parser relies on. */
+export function unreadableLineFailure(
+  programName: string,
+  problem: { lineType: string; issues: string },
+  invalidLineCount: number,
+  /** What the CLI calls one line of its stream ("event" for agy). */
+  lineNoun = "line",
+): PedelecError {
+  return new PedelecError(
+    "PROVIDER_OUTPUT_INVALID",
+    `${programName} printed a "${problem.lineType}" ${lineNoun} that Pedelec cannot read: ${problem.issues}`,
+    { invalidLineCount },
+  );
+}
+
+/** A value placed after a flag must not look like a flag itself, or the CLI's option parser would read it as one. */
+export function optionValue(programName: string, name: string, value: string): string {
+  if (value === "" || value.startsWith("-")) {
+    throw new PedelecError("INVALID_INPUT", `${programName} ${name} must not be empty or start with "-"`, { value });
+  }
+  return value;
+}

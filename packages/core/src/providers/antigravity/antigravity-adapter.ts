@@ -1,7 +1,7 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
-import { exitFailure } from "../cli-runner.js";
+import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { ANTIGRAVITY_OWNED_FLAGS, buildAntigravityArgs, isAntigravityEffortKnob } from "./antigravity-args.js";
 import { antigravityLoginLine } from "./antigravity-login-text.js";
@@ -71,14 +71,7 @@ export function antigravityTurnOutcome(run: ProviderProcessResult, summary: Anti
     return lost ? { ok: false, error, conversationLost: true } : { ok: false, error };
   }
   if (summary.problem !== null) {
-    return {
-      ok: false,
-      error: new PedelecError(
-        "PROVIDER_OUTPUT_INVALID",
-        `agy printed a "${summary.problem.lineType}" event that Pedelec cannot read: ${summary.problem.issues}`,
-        { invalidLineCount: summary.invalidLineCount },
-      ),
-    };
+    return { ok: false, error: unreadableLineFailure("agy", summary.problem, summary.invalidLineCount, "event") };
   }
   if (summary.result === null) {
     return {

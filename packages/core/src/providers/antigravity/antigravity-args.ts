@@ -1,4 +1,5 @@
 import type { AccessMode } from "@pedelec/protocol/domain";
+import { optionValue } from "../cli-runner.js";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 
 /** What the argv of one `agy` run depends on. */
@@ -46,10 +47,10 @@ export function buildAntigravityArgs(input: AntigravityArgsInput): string[] {
   if (input.prompt === "") throw new PedelecError("INVALID_INPUT", "agy needs a non-empty prompt");
   const args: string[] = [];
   if (input.providerSessionId !== null) {
-    args.push("--conversation", optionValue("conversation id", input.providerSessionId));
+    args.push("--conversation", optionValue("agy", "conversation id", input.providerSessionId));
   }
   args.push("-p", input.prompt, "--output-format", "stream-json", ...ANTIGRAVITY_PERMISSION_FLAGS[input.access]);
-  const sessionModel = input.model !== null && input.model !== "" ? optionValue("model", input.model) : null;
+  const sessionModel = input.model !== null && input.model !== "" ? optionValue("agy", "model", input.model) : null;
   if (sessionModel !== null) args.push("--model", sessionModel);
   args.push(...(sessionModel === null ? input.effortArgv : withoutModelChoice(input.effortArgv)));
   return args;
@@ -70,10 +71,3 @@ function withoutModelChoice(effortArgv: readonly string[]): string[] {
   return kept;
 }
 
-/** A value that looks like a flag would be read as one by the CLI's option parser. */
-function optionValue(name: string, value: string): string {
-  if (value === "" || value.startsWith("-")) {
-    throw new PedelecError("INVALID_INPUT", `agy ${name} must not be empty or start with "-"`, { value });
-  }
-  return value;
-}

@@ -1,7 +1,7 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
-import { exitFailure } from "../cli-runner.js";
+import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildClaudeArgs, CLAUDE_OWNED_FLAGS } from "./claude-args.js";
 import { ClaudeStreamParser, type ClaudeStreamSummary } from "./claude-stream-parser.js";
@@ -57,14 +57,7 @@ export function claudeTurnOutcome(run: ProviderProcessResult, summary: ClaudeStr
     return LOST_CONVERSATION.test(run.stderr) ? { ok: false, error, conversationLost: true } : { ok: false, error };
   }
   if (summary.problem !== null) {
-    return {
-      ok: false,
-      error: new PedelecError(
-        "PROVIDER_OUTPUT_INVALID",
-        `claude printed a "${summary.problem.lineType}" line that Pedelec cannot read: ${summary.problem.issues}`,
-        { invalidLineCount: summary.invalidLineCount },
-      ),
-    };
+    return { ok: false, error: unreadableLineFailure("claude", summary.problem, summary.invalidLineCount) };
   }
   if (summary.result === null) {
     return {

@@ -1,5 +1,5 @@
 import type { AccessMode } from "@pedelec/protocol/domain";
-import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { optionValue } from "../cli-runner.js";
 
 /** What the argv of one `claude` run depends on. */
 export interface ClaudeArgsInput {
@@ -45,19 +45,12 @@ export function buildClaudeArgs(input: ClaudeArgsInput): string[] {
   if (input.access === "full") args.push("--dangerously-skip-permissions");
   else args.push("--permission-mode", "acceptEdits", "--allowedTools", CLAUDE_SANDBOX_TOOLS.join(","));
   if (input.providerSessionId !== null) {
-    args.push("--resume", optionValue("provider session id", input.providerSessionId));
+    args.push("--resume", optionValue("claude", "provider session id", input.providerSessionId));
   }
   if (input.model !== null && input.model !== "") {
-    args.push("--model", optionValue("model", input.model));
+    args.push("--model", optionValue("claude", "model", input.model));
   }
   args.push(...input.effortArgv);
   return args;
 }
 
-/** A value that looks like a flag would be read as one by the CLI's option parser. */
-function optionValue(name: string, value: string): string {
-  if (value === "" || value.startsWith("-")) {
-    throw new PedelecError("INVALID_INPUT", `claude ${name} must not be empty or start with "-"`, { value });
-  }
-  return value;
-}

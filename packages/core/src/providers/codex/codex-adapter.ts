@@ -1,7 +1,7 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
-import { exitFailure } from "../cli-runner.js";
+import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import { probeSignIn, probeVersion } from "../provider-discovery.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
@@ -71,14 +71,7 @@ export function codexTurnOutcome(finished: ProviderProcessResult, summary: Codex
     return LOST_CONVERSATION.test(run.stderr) ? { ok: false, error, conversationLost: true } : { ok: false, error };
   }
   if (summary.problem !== null) {
-    return {
-      ok: false,
-      error: new PedelecError(
-        "PROVIDER_OUTPUT_INVALID",
-        `codex printed a "${summary.problem.lineType}" line that Pedelec cannot read: ${summary.problem.issues}`,
-        { invalidLineCount: summary.invalidLineCount },
-      ),
-    };
+    return { ok: false, error: unreadableLineFailure("codex", summary.problem, summary.invalidLineCount) };
   }
   if (summary.turnEnd === null) {
     // An error event without a turn end is how codex reports a failure it gave up on.

@@ -1,5 +1,5 @@
 import type { AccessMode } from "@pedelec/protocol/domain";
-import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { optionValue } from "../cli-runner.js";
 
 /** What the argv of one `codex exec` run depends on. */
 export interface CodexArgsInput {
@@ -55,19 +55,12 @@ export function isCodexEffortKnob(token: string, next: string | undefined): bool
  * are not global to `codex exec` (`--cd`, `--sandbox`) must come before the `resume` subcommand.
  */
 export function buildCodexArgs(input: CodexArgsInput): string[] {
-  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", optionValue("workspace path", input.workspacePath)];
+  const args = ["exec", "--json", "--skip-git-repo-check", "--cd", optionValue("codex", "workspace path", input.workspacePath)];
   args.push(...(input.access === "full" ? CODEX_FULL_ACCESS_FLAGS : CODEX_SANDBOX_FLAGS));
-  if (input.model !== null && input.model !== "") args.push("-m", optionValue("model", input.model));
+  if (input.model !== null && input.model !== "") args.push("-m", optionValue("codex", "model", input.model));
   args.push(...input.effortArgv);
-  if (input.providerSessionId !== null) args.push("resume", optionValue("provider session id", input.providerSessionId));
+  if (input.providerSessionId !== null) args.push("resume", optionValue("codex", "provider session id", input.providerSessionId));
   args.push("-");
   return args;
 }
 
-/** A value that looks like a flag would be read as one by the CLI's option parser. */
-function optionValue(name: string, value: string): string {
-  if (value === "" || value.startsWith("-")) {
-    throw new PedelecError("INVALID_INPUT", `codex ${name} must not be empty or start with "-"`, { value });
-  }
-  return value;
-}

@@ -1,7 +1,7 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
-import { exitFailure } from "../cli-runner.js";
+import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import { probeSignIn, probeVersion } from "../provider-discovery.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildCursorArgs, CURSOR_OWNED_FLAGS, isCursorEffortKnob } from "./cursor-args.js";
@@ -76,14 +76,7 @@ export function cursorTurnOutcome(run: ProviderProcessResult, summary: CursorStr
     return { ok: false, error: new PedelecError("PROVIDER_FAILED", summary.errorMessage) };
   }
   if (summary.problem !== null) {
-    return {
-      ok: false,
-      error: new PedelecError(
-        "PROVIDER_OUTPUT_INVALID",
-        `cursor-agent printed a "${summary.problem.lineType}" line that Pedelec cannot read: ${summary.problem.issues}`,
-        { invalidLineCount: summary.invalidLineCount },
-      ),
-    };
+    return { ok: false, error: unreadableLineFailure("cursor-agent", summary.problem, summary.invalidLineCount) };
   }
   if (summary.result === null) {
     return {

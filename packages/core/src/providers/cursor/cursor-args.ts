@@ -1,5 +1,5 @@
 import type { AccessMode } from "@pedelec/protocol/domain";
-import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { optionValue } from "../cli-runner.js";
 
 /** What the argv of one `cursor-agent` run depends on. */
 export interface CursorArgsInput {
@@ -32,13 +32,13 @@ export const CURSOR_OWNED_FLAGS = [
  */
 export function buildCursorArgs(input: CursorArgsInput): string[] {
   const args = ["-p", "--output-format", "stream-json", "--stream-partial-output"];
-  args.push("--workspace", optionValue("workspace path", input.workspacePath), "--trust");
+  args.push("--workspace", optionValue("cursor-agent", "workspace path", input.workspacePath), "--trust");
   args.push(...(input.access === "full" ? CURSOR_FULL_ACCESS_FLAGS : CURSOR_SANDBOX_FLAGS));
   if (input.providerSessionId !== null) {
-    args.push("--resume", optionValue("chat id", input.providerSessionId));
+    args.push("--resume", optionValue("cursor-agent", "chat id", input.providerSessionId));
   }
   const sessionModel = input.model !== null && input.model !== "";
-  if (sessionModel) args.push("--model", optionValue("model", input.model ?? ""));
+  if (sessionModel) args.push("--model", optionValue("cursor-agent", "model", input.model ?? ""));
   args.push(...(sessionModel ? withoutModelChoice(input.effortArgv) : input.effortArgv));
   return args;
 }
@@ -67,10 +67,3 @@ export function isCursorEffortKnob(token: string, next: string | undefined): boo
   return token === "--model" && next !== undefined && next !== "" && !next.startsWith("-");
 }
 
-/** A value that looks like a flag would be read as one by the CLI's option parser. */
-function optionValue(name: string, value: string): string {
-  if (value === "" || value.startsWith("-")) {
-    throw new PedelecError("INVALID_INPUT", `cursor-agent ${name} must not be empty or start with "-"`, { value });
-  }
-  return value;
-}

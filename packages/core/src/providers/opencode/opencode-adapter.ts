@@ -2,7 +2,7 @@ import { stripVTControlCharacters } from "node:util";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
-import { exitFailure } from "../cli-runner.js";
+import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, opencodeSandboxEnv } from "./opencode-args.js";
 import { OpencodeStreamParser, type OpencodeStreamSummary } from "./opencode-stream-parser.js";
@@ -81,14 +81,7 @@ export function opencodeTurnOutcome(run: ProviderProcessResult, summary: Opencod
     };
   }
   if (summary.problem !== null) {
-    return {
-      ok: false,
-      error: new PedelecError(
-        "PROVIDER_OUTPUT_INVALID",
-        `opencode printed a "${summary.problem.lineType}" line that Pedelec cannot read: ${summary.problem.issues}`,
-        { invalidLineCount: summary.invalidLineCount },
-      ),
-    };
+    return { ok: false, error: unreadableLineFailure("opencode", summary.problem, summary.invalidLineCount) };
   }
   if (summary.error !== null) {
     return { ok: false, error: new PedelecError("PROVIDER_FAILED", summary.error.message, { errorName: summary.error.name }) };

@@ -1,5 +1,5 @@
 import type { AccessMode } from "@pedelec/protocol/domain";
-import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { optionValue } from "../cli-runner.js";
 
 /** What the argv and environment of one `opencode run` depend on. */
 export interface OpencodeArgsInput {
@@ -70,19 +70,12 @@ export function buildOpencodeArgs(input: OpencodeArgsInput): string[] {
   const args = ["run", "--format", "json"];
   if (input.access === "full") args.push("--dangerously-skip-permissions");
   if (input.providerSessionId !== null) {
-    args.push("--session", optionValue("provider session id", input.providerSessionId));
+    args.push("--session", optionValue("opencode", "provider session id", input.providerSessionId));
   }
   if (input.model !== null && input.model !== "") {
-    args.push("--model", optionValue("model", input.model));
+    args.push("--model", optionValue("opencode", "model", input.model));
   }
   args.push(...input.effortArgv);
   return args;
 }
 
-/** A value that looks like a flag would be read as one by the CLI's option parser. */
-function optionValue(name: string, value: string): string {
-  if (value === "" || value.startsWith("-")) {
-    throw new PedelecError("INVALID_INPUT", `opencode ${name} must not be empty or start with "-"`, { value });
-  }
-  return value;
-}
