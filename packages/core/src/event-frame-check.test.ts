@@ -3,9 +3,8 @@ import { MAX_CORE_FRAME_BYTES } from "@pedelec/protocol/core-wire";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { eventFrameProblem } from "./event-frame-check.js";
 import type { ProviderAdapter } from "./providers/provider-adapter.js";
-import { Session, type SessionSetup } from "./session.js";
-import { issueThreadCapability } from "./thread-capability.js";
-import { ToolRegistry } from "./tool-registry.js";
+import { Session } from "./session.js";
+import { scriptedSessionSetup } from "./testing/scripted-session.js";
 
 function envelopeWith(text: string): SessionEventEnvelope {
   return {
@@ -44,30 +43,7 @@ describe("Session event sequence", () => {
         return { ok: true };
       },
     } as unknown as ProviderAdapter;
-    const setup = {
-      id: "session-0001",
-      origin: "http://127.0.0.1:4000",
-      provider: "claude",
-      adapter,
-      executablePath: "/bin/true",
-      effortLevel: "medium",
-      effortArgv: [],
-      model: null,
-      guidance: "",
-      tools: new ToolRegistry([]),
-      workspace: { path: "/tmp", managed: false },
-      access: "sandbox",
-      autoEndOnDisconnect: true,
-      capability: issueThreadCapability(),
-      binDir: "/tmp",
-      loginShellPath: [],
-      home: "/tmp",
-      baseEnv: {},
-      providerIdleTimeoutMs: 60_000,
-      unfollowedTurnGraceMs: 60_000,
-      processLedger: { record: async () => undefined, forget: async () => undefined },
-      publish: (envelope: SessionEventEnvelope) => published.push(envelope),
-    } as unknown as SessionSetup;
+    const setup = scriptedSessionSetup(adapter, published);
     const session = new Session(setup);
     session.startTurn("t1", "hi");
     await expect.poll(() => published.some((envelope) => envelope.event.type === "turn-completed")).toBe(true);

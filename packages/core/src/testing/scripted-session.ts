@@ -1,0 +1,36 @@
+import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { ProviderAdapter } from "../providers/provider-adapter.js";
+import type { SessionSetup } from "../session.js";
+import { issueThreadCapability } from "../thread-capability.js";
+import { ToolRegistry } from "../tool-registry.js";
+
+/**
+ * For tests of Session itself: a complete setup around `adapter` (usually a scripted one), with no processes and no
+ * files, whose events go to `published`.
+ */
+export function scriptedSessionSetup(adapter: ProviderAdapter, published: SessionEventEnvelope[], guidance = ""): SessionSetup {
+  return {
+    id: "session-0001",
+    origin: "http://127.0.0.1:4000",
+    provider: "claude",
+    adapter,
+    executablePath: "/bin/true",
+    effortLevel: "medium",
+    effortArgv: [],
+    model: null,
+    guidance,
+    tools: new ToolRegistry([]),
+    workspace: { path: "/tmp", managed: false },
+    access: "sandbox",
+    autoEndOnDisconnect: true,
+    capability: issueThreadCapability(),
+    binDir: "/tmp",
+    loginShellPath: [],
+    home: "/tmp",
+    baseEnv: {},
+    providerIdleTimeoutMs: 60_000,
+    unfollowedTurnGraceMs: 60_000,
+    processLedger: { record: async () => undefined, forget: async () => undefined } as unknown as SessionSetup["processLedger"],
+    publish: (envelope) => published.push(envelope),
+  };
+}
