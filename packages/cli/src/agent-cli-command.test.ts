@@ -19,13 +19,16 @@ afterEach(async () => {
 const THREAD = "8d0c1d56-1b4f-4a53-9d56-2ac8c3b4f0aa";
 const CAPABILITY = "c".repeat(43);
 
-async function agentCli(argv: string[], env: NodeJS.ProcessEnv = { PEDELEC_THREAD_CAPABILITY: CAPABILITY }, stdin = "") {
+async function agentCli(argv: string[], env: NodeJS.ProcessEnv = { PEDELEC_THREAD_CAPABILITY: CAPABILITY }, stdin: string | Error = "") {
   let out = "";
   const code = await runAgentCli(argv, {
     out: (text) => (out += text),
     err: () => undefined,
     env: { PEDELEC_HOME: home, ...env },
-    readStdin: async () => stdin,
+    readStdin: async () => {
+      if (stdin instanceof Error) throw stdin;
+      return stdin;
+    },
   });
   return { code, out, json: JSON.parse(out) as { error?: { code: string; message: string } } };
 }
@@ -61,5 +64,11 @@ describe("pedelec-cli", () => {
     const result = await agentCli(["--thread-id", THREAD, "tool-spec", "add_todo"], {});
     expect(result.code).toBe(1);
     expect(result.json.error).toMatchObject({ code: "THREAD_ACCESS_DENIED", message: expect.stringContaining("PEDELEC_THREAD_CAPABILITY") });
+  });
+
+  it("answers arguments on stdin that cannot be read (invalid UTF-8, too large) with INVALID_INPUT, before reaching Core", async () => {
+    const result = await agentCli(["--thread-id", THREAD, "tool-call", "add_todo", "-"], undefined, new TypeError("The encoded data was not valid for encoding utf-8"));
+    expect(result.code).toBe(1);
+    expect(result.json.error).toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining("not valid for encoding utf-8") });
   });
 });
