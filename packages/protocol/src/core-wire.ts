@@ -4,6 +4,8 @@ import { wireErrorSchema } from "./pedelec-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
 import { pageOriginSchema } from "./origin.js";
 import { requestIdSchema } from "./page-wire.js";
+import { fullAccessAttestationSchema } from "./full-access.js";
+import { runOutputFrameSchema } from "./script-run.js";
 
 /** Largest frame on the Core socket; a bigger one is answered with MESSAGE_TOO_LARGE and the connection closed. */
 export const MAX_CORE_FRAME_BYTES = 16 * 1024 * 1024;
@@ -17,6 +19,8 @@ export const coreRequestFrameSchema = z.strictObject({
   origin: pageOriginSchema.optional(),
   /** Bounded before any recursive schema sees it (MAX_WIRE_JSON_DEPTH, MAX_JSON_NODES). */
   payload: wirePayloadSchema,
+  /** The native host's signed statement admitting this one request to Full Access. */
+  attestation: fullAccessAttestationSchema.optional(),
 });
 export type CoreRequestFrame = z.infer<typeof coreRequestFrameSchema>;
 
@@ -34,5 +38,5 @@ export const coreFatalFrameSchema = z.object({ kind: z.literal("fatal"), error: 
 export type CoreFatalFrame = z.infer<typeof coreFatalFrameSchema>;
 
 /** Core → client. */
-export const coreServerFrameSchema = z.union([coreResponseFrameSchema, coreEventFrameSchema, coreFatalFrameSchema]);
+export const coreServerFrameSchema = z.union([coreResponseFrameSchema, coreEventFrameSchema, coreFatalFrameSchema, runOutputFrameSchema]);
 export type CoreServerFrame = z.infer<typeof coreServerFrameSchema>;

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { coreEventFrameSchema, coreFatalFrameSchema, coreRequestFrameSchema, coreResponseFrameSchema } from "./core-wire.js";
 import { pageOriginSchema } from "./origin.js";
 import { wireErrorSchema } from "./pedelec-error.js";
-import { SESSION_REQUEST_TYPES, type SessionRequestType } from "./requests.js";
+import { EXTENSION_TO_CORE_REQUEST_TYPES, SESSION_REQUEST_TYPES } from "./requests.js";
+import { fullAccessClaimSchema } from "./full-access.js";
 
 /** The Native Messaging host name registered with the browser. */
 export const NATIVE_HOST_NAME = "com.pedelec.native_host";
@@ -12,13 +13,15 @@ export const MAX_NATIVE_MESSAGE_BYTES = 1024 * 1024;
 export const NATIVE_CHUNK_BYTES = 768 * 1024;
 
 /**
- * Extension → native host: Core request frames, forwarded verbatim, but only the requests a page may cause (the
- * session requests, each stamped with the page's origin). Requests meant for local programs (shutdown, ping, an agent's
- * toolSpec / toolCall) are refused here, so a compromised or confused extension cannot reach them through the host.
+ * Extension → native host: Core request frames, but only the requests a page may cause (the session requests) and
+ * the extension's own (revocations), each stamped with the origin. Requests meant for local programs (shutdown, ping,
+ * an agent's toolSpec / toolCall / runScript) are refused here, so a compromised or confused extension cannot reach
+ * them through the host. The extension never sends an attestation: the host makes one from `fullAccessClaim`.
  */
-export const extensionToHostMessageSchema = coreRequestFrameSchema.extend({
-  type: z.enum(SESSION_REQUEST_TYPES as [SessionRequestType, ...SessionRequestType[]]),
+export const extensionToHostMessageSchema = coreRequestFrameSchema.omit({ attestation: true }).extend({
+  type: z.enum([...SESSION_REQUEST_TYPES, ...EXTENSION_TO_CORE_REQUEST_TYPES] as [string, ...string[]]),
   origin: pageOriginSchema,
+  fullAccessClaim: fullAccessClaimSchema.optional(),
 });
 export type ExtensionToHostMessage = z.infer<typeof extensionToHostMessageSchema>;
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { wirePayloadSchema } from "./bounded-json-schema.js";
-import { sessionRequestSchemas, type SessionRequestType } from "./requests.js";
+import { sessionRequestSchemas } from "./requests.js";
 import { wireErrorSchema } from "./pedelec-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
 import { sessionIdSchema } from "./domain.js";
@@ -23,19 +23,6 @@ export const extensionRequestSchemas = {
 } as const;
 export type ExtensionRequestType = keyof typeof extensionRequestSchemas;
 
-/** Session requests a page may make (subscribeSession is internal to the extension). */
-export const PAGE_SESSION_REQUEST_TYPES = [
-  "createSession",
-  "resumeSession",
-  "sendText",
-  "submitToolResult",
-  "cancelTurn",
-  "endSession",
-  "listProviders",
-  "getSettings",
-] as const satisfies readonly SessionRequestType[];
-export type PageSessionRequestType = (typeof PAGE_SESSION_REQUEST_TYPES)[number];
-
 export const pageRequestSchemas = {
   ...extensionRequestSchemas,
   createSession: sessionRequestSchemas.createSession,
@@ -46,6 +33,8 @@ export const pageRequestSchemas = {
   endSession: sessionRequestSchemas.endSession,
   listProviders: sessionRequestSchemas.listProviders,
   getSettings: sessionRequestSchemas.getSettings,
+  runWorkspaceScript: sessionRequestSchemas.runWorkspaceScript,
+  cancelWorkspaceRun: sessionRequestSchemas.cancelWorkspaceRun,
 } as const;
 export type PageRequestType = keyof typeof pageRequestSchemas;
 export type PageRequestPayload<T extends PageRequestType> = z.input<(typeof pageRequestSchemas)[T]["payload"]>;

@@ -10,6 +10,7 @@ import {
 } from "./domain.js";
 import { boundedJsonValueSchema } from "./bounded-json-schema.js";
 import { wireErrorSchema } from "./pedelec-error.js";
+import { runIdSchema, scriptRunResultSchema, scriptRunSpecShape, withOneEntry } from "./script-run.js";
 import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
 
 /** Largest user message accepted by sendText (characters). */
@@ -105,6 +106,18 @@ export const sessionRequestSchemas = {
   listProviders: { payload: z.strictObject({}), result: z.array(providerStatusSchema) },
   /** The user's defaults; never a secret. */
   getSettings: { payload: z.strictObject({}), result: publicSettingsSchema },
+  /** `session.workspace.run()`: one script in the session's workspace; Full Access only with the native host's attestation. */
+  runWorkspaceScript: {
+    payload: withOneEntry(
+      z.strictObject({ sessionId: sessionIdSchema, runId: runIdSchema, access: accessModeSchema.optional(), ...scriptRunSpecShape }),
+    ),
+    result: scriptRunResultSchema,
+  },
+  /** Stops a run started by runWorkspaceScript (its request then fails with DENO_CANCELLED). */
+  cancelWorkspaceRun: {
+    payload: z.strictObject({ sessionId: sessionIdSchema, runId: runIdSchema }),
+    result: z.object({ cancelled: z.boolean() }),
+  },
 } as const;
 export type SessionRequestType = keyof typeof sessionRequestSchemas;
 export const SESSION_REQUEST_TYPES = Object.keys(sessionRequestSchemas) as SessionRequestType[];
@@ -135,6 +148,14 @@ export const localRequestSchemas = {
     }),
     result: z.object({ result: boundedJsonValueSchema }),
   },
+  /**
+   * `pedelec-ts-runtime run`: one script in the thread's workspace, with the thread's access. Its output arrives as
+   * `run-output` frames while it runs; the result carries everything but the output itself.
+   */
+  runScript: {
+    payload: withOneEntry(z.strictObject({ threadId: sessionIdSchema, capability: threadCapabilitySchema, ...scriptRunSpecShape })),
+    result: scriptRunResultSchema.omit({ stdout: true, stderr: true }),
+  },
   ping: {
     payload: z.strictObject({}),
     result: z.object({
@@ -149,13 +170,30 @@ export const localRequestSchemas = {
 } as const;
 export type LocalRequestType = keyof typeof localRequestSchemas;
 
-export const coreRequestSchemas = { ...sessionRequestSchemas, ...localRequestSchemas } as const;
+/**
+ * Requests only the extension itself makes (never a page), stamped with the origin they concern. They can only take
+ * rights away, so they need no attestation.
+ */
+export const extensionToCoreRequestSchemas = {
+  /** The user revoked Full Access (or approval) for the origin: its Full Access runs and sessions stop now. */
+  revokeFullAccess: {
+    payload: z.strictObject({ revokedAt: z.number().int().min(0) }),
+    result: z.object({ stoppedRuns: z.number().int().min(0), endedSessions: z.number().int().min(0) }),
+  },
+} as const;
+export type ExtensionToCoreRequestType = keyof typeof extensionToCoreRequestSchemas;
+export const EXTENSION_TO_CORE_REQUEST_TYPES = Object.keys(extensionToCoreRequestSchemas) as ExtensionToCoreRequestType[];
+
+export const coreRequestSchemas = { ...sessionRequestSchemas, ...extensionToCoreRequestSchemas, ...localRequestSchemas } as const;
 export type CoreRequestType = keyof typeof coreRequestSchemas;
 export type RequestPayload<T extends CoreRequestType> = z.input<(typeof coreRequestSchemas)[T]["payload"]>;
 export type RequestResult<T extends CoreRequestType> = z.infer<(typeof coreRequestSchemas)[T]["result"]>;
 
 export function isSessionRequestType(type: string): type is SessionRequestType {
   return Object.hasOwn(sessionRequestSchemas, type);
+}
+export function isExtensionToCoreRequestType(type: string): type is ExtensionToCoreRequestType {
+  return Object.hasOwn(extensionToCoreRequestSchemas, type);
 }
 export function isCoreRequestType(type: string): type is CoreRequestType {
   return Object.hasOwn(coreRequestSchemas, type);

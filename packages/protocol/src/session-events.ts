@@ -45,7 +45,7 @@ export const sessionEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("turn-completed"), turnId: turnIdSchema, turnKind: turnKindSchema }),
   z.object({ type: z.literal("turn-failed"), turnId: turnIdSchema, turnKind: turnKindSchema, error: wireErrorSchema }),
   z.object({ type: z.literal("error-reported"), error: wireErrorSchema, turnId: turnIdSchema.optional() }),
-  z.object({ type: z.literal("session-ended"), reason: z.enum(["requested", "disconnected", "shutdown"]) }),
+  z.object({ type: z.literal("session-ended"), reason: z.enum(["requested", "disconnected", "shutdown", "full-access-revoked"]) }),
 ]);
 export type SessionEvent = z.infer<typeof sessionEventSchema>;
 export type SessionEventType = SessionEvent["type"];
