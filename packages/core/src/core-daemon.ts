@@ -9,10 +9,13 @@ import { acquireCoreLock } from "./core-lock.js";
 import { resolveCorePaths, type CorePaths } from "./core-paths.js";
 import { log } from "./logger.js";
 import { ProcessGroupWatchdog } from "./process-group-watchdog.js";
-import { ProviderProcessLedger } from "./provider-process-ledger.js";
+import { ProcessGroupLedger } from "./process-group-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
 import { createRequestRouter } from "./request-router.js";
 import { SessionManager } from "./session-manager.js";
+import { ensureAttestationKey } from "./full-access-attestation.js";
+import { FullAccessGate } from "./full-access-gate.js";
+import { scriptRunnerSource } from "./script-runner-source.js";
 import { SettingsSource } from "./settings.js";
 import { sweepManagedWorkspaces } from "./workspace.js";
 
@@ -41,12 +44,15 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
   // We hold the lock, so any socket file left here belongs to a Core that is gone.
   await unlink(paths.socketPath).catch(() => undefined);
   const watchdog = new ProcessGroupWatchdog();
-  const processLedger = new ProviderProcessLedger(join(paths.runDir, "provider-processes"), watchdog);
-  const reaped = await processLedger.reapLeftovers();
-  if (reaped.length > 0) log("info", "stopped provider processes left by an earlier run", { pids: reaped });
+  const processLedger = new ProcessGroupLedger(join(paths.runDir, "provider-processes"), watchdog);
+  const scriptLedger = new ProcessGroupLedger(join(paths.runDir, "script-processes"), watchdog);
+  const reaped = [...(await processLedger.reapLeftovers()), ...(await scriptLedger.reapLeftovers())];
+  if (reaped.length > 0) log("info", "stopped provider and script processes left by an earlier run", { pids: reaped });
   const swept = await sweepManagedWorkspaces(paths.workspacesDir);
   if (swept > 0) log("info", "removed workspaces left by an earlier run", { count: swept });
 
+  // The native host signs Full Access admissions with this key; only this OS user can read it.
+  const fullAccess = new FullAccessGate(await ensureAttestationKey(paths.keysDir));
   const settings = new SettingsSource(paths.settingsFile, (problem) => log("warn", "settings.json is not usable", { problem }));
   const connections = new Set<CoreClientConnection>();
   const publish = (envelope: SessionEventEnvelope): void => {
@@ -60,6 +66,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
     providers: createProviderRegistry(),
     env,
     processLedger,
+    scriptRunner: scriptRunnerSource(paths, env, scriptLedger),
     publish,
   });
 
@@ -86,6 +93,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
     home: paths.home,
     startedAt: new Date().toISOString(),
     requestShutdown: () => void stop(),
+    fullAccess,
   });
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   const pendingFrameBytes = new PendingFrameBytes(limits.maxPendingFrameBytes);

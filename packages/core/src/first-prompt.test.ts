@@ -14,6 +14,8 @@ describe("first prompt", () => {
     expect(prompt).toContain("- add_todo: Add a card to the board");
     expect(prompt).toContain("pedelec-cli --thread-id 3f2a9c1e-0000-4000-8000-000000000001 tool-call <tool-name> '<json_args>'");
     expect(prompt).toContain("tool-spec <tool-name>");
+    expect(prompt).toContain("pedelec-ts-runtime --thread-id 3f2a9c1e-0000-4000-8000-000000000001 run <workspace-relative-path>");
+    expect(prompt).toMatch(/never fall back to\s+node, bun, deno/);
   });
 
   it("ends with the user's message after the marker", () => {

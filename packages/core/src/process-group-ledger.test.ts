@@ -3,7 +3,8 @@ import { mkdtemp, readdir, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ProviderProcessLedger } from "./provider-process-ledger.js";
+import { ProcessGroupLedger } from "./process-group-ledger.js";
+import { processAlive } from "./testing/process-group.js";
 
 let folder: string;
 const started: number[] = [];
@@ -28,23 +29,14 @@ function startGroup(): { leader: number; exited: Promise<void> } {
   return { leader: child.pid!, exited: new Promise((resolve) => child.on("exit", () => resolve())) };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-describe("ProviderProcessLedger", () => {
+describe("ProcessGroupLedger", () => {
   it("reaps the process groups a killed Core left behind, and forgets them", async () => {
     const group = startGroup();
-    await new ProviderProcessLedger(folder).record(group.leader);
-    const reaped = await new ProviderProcessLedger(folder).reapLeftovers();
+    await new ProcessGroupLedger(folder).record(group.leader);
+    const reaped = await new ProcessGroupLedger(folder).reapLeftovers();
     expect(reaped).toEqual([group.leader]);
     await group.exited;
-    await vi.waitFor(() => expect(isAlive(group.leader)).toBe(false), { timeout: 5_000 });
+    await vi.waitFor(() => expect(processAlive(group.leader)).toBe(false), { timeout: 5_000 });
     expect(await readdir(folder)).toEqual([]);
   });
 
@@ -53,17 +45,17 @@ describe("ProviderProcessLedger", () => {
     await mkdir(folder, { recursive: true });
     // Recorded with another start time: this pid now belongs to a different process.
     await writeFile(join(folder, String(group.leader)), "1");
-    expect(await new ProviderProcessLedger(folder).reapLeftovers()).toEqual([]);
-    expect(isAlive(group.leader)).toBe(true);
+    expect(await new ProcessGroupLedger(folder).reapLeftovers()).toEqual([]);
+    expect(processAlive(group.leader)).toBe(true);
     expect(await readdir(folder)).toEqual([]);
   });
 
   it("forgets a process that finished normally", async () => {
     const group = startGroup();
-    const ledger = new ProviderProcessLedger(folder);
+    const ledger = new ProcessGroupLedger(folder);
     await ledger.record(group.leader);
     await ledger.forget(group.leader);
     expect(await ledger.reapLeftovers()).toEqual([]);
-    expect(isAlive(group.leader)).toBe(true);
+    expect(processAlive(group.leader)).toBe(true);
   });
 });

@@ -4,11 +4,11 @@ import type { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { readProcessStat } from "./process-stat.js";
 
 /**
- * Provider process groups Core started and has not seen finish, one file each in `run/provider-processes/`. A Core
- * that is killed cannot stop its providers: the watchdog kills them at once, and the next Core reads what is left
- * here and ends any group that survived even that (the watchdog was killed too, say).
+ * Process groups Core started and has not seen finish (provider turns in `run/provider-processes/`, script runs in
+ * `run/script-processes/`), one file each. A Core that is killed cannot stop them: the watchdog kills them at once,
+ * and the next Core reads what is left here and ends any group that survived even that (the watchdog was killed too).
  */
-export class ProviderProcessLedger {
+export class ProcessGroupLedger {
   constructor(
     private readonly folder: string,
     private readonly watchdog?: ProcessGroupWatchdog,

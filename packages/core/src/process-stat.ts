@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readProcessEntry } from "@pedelec/script-runtime/process-table";
 
 export interface ProcessStat {
   /** One letter: R running, S sleeping, Z zombie (exited, not yet reaped), … */
@@ -9,16 +9,8 @@ export interface ProcessStat {
 
 /** Reads /proc/<pid>/stat (Linux). Null when the process is gone or /proc is not available. */
 export function readProcessStat(pid: number): ProcessStat | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
-  // The command name (field 2) may contain spaces and parentheses; the fields after its last ")" are fixed.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const [state, startTime] = [fields[0], fields[19]];
-  return state === undefined || startTime === undefined ? null : { state, startTime };
+  const entry = readProcessEntry(pid);
+  return entry === null ? null : { state: entry.state, startTime: entry.startTime };
 }
 
 /** A zombie still answers kill(pid, 0) but runs nothing and holds nothing. */

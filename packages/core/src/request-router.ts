@@ -1,14 +1,18 @@
+import { randomUUID } from "node:crypto";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import {
   coreRequestSchemas,
+  extensionToCoreRequestSchemas,
   isCoreRequestType,
+  isExtensionToCoreRequestType,
   isSessionRequestType,
   sessionRequestSchemas,
   localRequestSchemas,
   type CoreRequestType,
 } from "@pedelec/protocol/requests";
+import type { FullAccessGate } from "./full-access-gate.js";
 import type { z } from "zod";
 import type { CoreClientConnection } from "./core-connection.js";
 import type { SessionManager } from "./session-manager.js";
@@ -22,26 +26,37 @@ export interface RouterContext {
   home: string;
   startedAt: string;
   requestShutdown: () => void;
+  fullAccess: FullAccessGate;
 }
 
 type SessionHandlers = {
-  [T in keyof typeof sessionRequestSchemas]: (
+  [T in keyof typeof sessionRequestSchemas | keyof typeof extensionToCoreRequestSchemas]: (
     payload: Payload<T>,
     origin: string,
     connection: CoreClientConnection,
+    frame: CoreRequestFrame,
   ) => Promise<Result<T>> | Result<T>;
 };
 type LocalHandlers = {
-  [T in keyof typeof localRequestSchemas]: (payload: Payload<T>, connection: CoreClientConnection) => Promise<Result<T>> | Result<T>;
+  [T in keyof typeof localRequestSchemas]: (
+    payload: Payload<T>,
+    connection: CoreClientConnection,
+    frame: CoreRequestFrame,
+  ) => Promise<Result<T>> | Result<T>;
 };
 
 /** Validates each request against the protocol and runs it; every failure becomes a coded error response. */
 export function createRequestRouter(context: RouterContext) {
   const { sessions } = context;
+  /** Full Access needs the native host's attestation for this very request; a page's flag alone never has it. */
+  const admitFullAccess = (frame: CoreRequestFrame): boolean => {
+    context.fullAccess.admit(frame, frame.payload);
+    return true;
+  };
 
   const sessionHandlers: SessionHandlers = {
-    createSession: async (payload, origin, connection) => {
-      const info = await sessions.create(origin, payload);
+    createSession: async (payload, origin, connection, frame) => {
+      const info = await sessions.create(origin, payload, payload.access === "full" && admitFullAccess(frame));
       connection.subscriptions.add(info.sessionId);
       return info;
     },
@@ -68,6 +83,21 @@ export function createRequestRouter(context: RouterContext) {
     endSession: async (payload, origin) => ({
       ended: await sessions.getForOrigin(payload.sessionId, origin).end("requested"),
     }),
+    runWorkspaceScript: async (payload, origin, connection, frame) => {
+      const session = sessions.getForOrigin(payload.sessionId, origin);
+      const { sessionId: _sessionId, runId, access = "sandbox", ...spec } = payload;
+      if (access === "full") admitFullAccess(frame);
+      return session.scripts.run({ runId, caller: "page", access, spec, signal: connection.closedSignal });
+    },
+    cancelWorkspaceRun: (payload, origin) => ({
+      cancelled: sessions
+        .getForOrigin(payload.sessionId, origin)
+        .scripts.cancel(payload.runId, new PedelecError("DENO_CANCELLED", "the page cancelled the run")),
+    }),
+    revokeFullAccess: async (payload, origin) => {
+      context.fullAccess.revoke(origin, payload.revokedAt);
+      return sessions.revokeFullAccess(origin);
+    },
   };
 
   const localHandlers: LocalHandlers = {
@@ -78,6 +108,19 @@ export function createRequestRouter(context: RouterContext) {
     toolCall: async (payload, connection) => ({
       result: await sessions.getForAgent(payload.threadId, payload.capability).callTool(payload.toolName, payload.argsJson, connection.closedSignal),
     }),
+    runScript: async (payload, connection, frame) => {
+      const session = sessions.getForAgent(payload.threadId, payload.capability);
+      const { threadId: _threadId, capability: _capability, ...spec } = payload;
+      const { stdout: _stdout, stderr: _stderr, ...result } = await session.scripts.run({
+        runId: `agent-${randomUUID()}`,
+        caller: "agent",
+        access: session.setup.access,
+        spec,
+        signal: connection.closedSignal,
+        onOutput: (stream, chunk) => connection.send({ kind: "run-output", id: frame.id, stream, data: chunk.toString("base64") }),
+      });
+      return result;
+    },
     ping: () => ({
       pid: process.pid,
       version: CORE_VERSION,
@@ -99,14 +142,23 @@ export function createRequestRouter(context: RouterContext) {
       const summary = summarizeIssues(parsed.error.issues);
       throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${summary.message}`, summary.details);
     }
-    if (isSessionRequestType(type)) {
+    if (isSessionRequestType(type) || isExtensionToCoreRequestType(type)) {
       if (frame.origin === undefined) throw new PedelecError("INVALID_INPUT", `${type} needs the page origin`);
-      const handler = sessionHandlers[type] as (payload: unknown, origin: string, connection: CoreClientConnection) => unknown;
-      return await handler(parsed.data, frame.origin, connection);
+      const handler = sessionHandlers[type] as (
+        payload: unknown,
+        origin: string,
+        connection: CoreClientConnection,
+        frame: CoreRequestFrame,
+      ) => unknown;
+      return await handler(parsed.data, frame.origin, connection, frame);
     }
     if (frame.origin !== undefined) throw new PedelecError("INVALID_INPUT", `${type} is not available to web pages`);
-    const handler = localHandlers[type as keyof LocalHandlers] as (payload: unknown, connection: CoreClientConnection) => unknown;
-    return await handler(parsed.data, connection);
+    const handler = localHandlers[type as keyof LocalHandlers] as (
+      payload: unknown,
+      connection: CoreClientConnection,
+      frame: CoreRequestFrame,
+    ) => unknown;
+    return await handler(parsed.data, connection, frame);
   }
 
   return (connection: CoreClientConnection, frame: CoreRequestFrame): void => {

@@ -7,9 +7,10 @@ import type { CorePaths } from "./core-paths.js";
 import { ProviderLocator } from "./provider-locator.js";
 import { LoginShellPath } from "./providers/login-shell-path.js";
 import { reportProviders } from "./provider-status.js";
-import type { ProviderProcessLedger } from "./provider-process-ledger.js";
+import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { Session } from "./session.js";
+import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
 import { configuredEffortArgv, type Settings } from "./settings.js";
 import { capabilityMatches, issueThreadCapability } from "./thread-capability.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -20,7 +21,8 @@ export interface SessionManagerOptions {
   loadSettings: () => Promise<Settings>;
   providers: ProviderRegistry;
   env: NodeJS.ProcessEnv;
-  processLedger: ProviderProcessLedger;
+  processLedger: ProcessGroupLedger;
+  scriptRunner: () => Promise<ScriptRunner>;
   publish: (envelope: SessionEventEnvelope) => void;
 }
 
@@ -41,15 +43,19 @@ export class SessionManager {
     return count;
   }
 
-  async create(origin: string, input: CreateSessionInput): Promise<SessionInfo> {
+  /**
+   * `fullAccessAdmitted` is true only when the request carried a native host attestation Core verified; a page's
+   * `access: "full"` alone is refused.
+   */
+  async create(origin: string, input: CreateSessionInput, fullAccessAdmitted = false): Promise<SessionInfo> {
     const settings = await this.options.loadSettings();
     const provider = this.#chooseProvider(input, settings);
     const model = input.model ?? settings.defaultModels[provider] ?? null;
     if (provider === "ollama" && model === null) {
       throw new PedelecError("MODEL_REQUIRED", "an ollama session needs a model (pass model, or set a default model for ollama)");
     }
-    if (input.access === "full") {
-      throw new PedelecError("FULL_ACCESS_NOT_GRANTED", "Full Access is not granted to this origin");
+    if (input.access === "full" && !fullAccessAdmitted) {
+      throw new PedelecError("FULL_ACCESS_NOT_GRANTED", `Full Access is not granted to ${origin}`);
     }
     const located = await this.#locator.locate(provider, input.provider === undefined, settings.providers[provider]?.path);
     const effortLevel = input.effortLevel ?? settings.defaultEffortLevel;
@@ -88,6 +94,7 @@ export class SessionManager {
       providerIdleTimeoutMs: settings.providerIdleTimeoutMs,
       unfollowedTurnGraceMs: settings.unfollowedTurnGraceMs,
       processLedger: this.options.processLedger,
+      scriptRunner: this.options.scriptRunner,
       publish: this.options.publish,
     });
     this.#sessions.set(sessionId, session);
@@ -133,6 +140,27 @@ export class SessionManager {
   /** The last route following `sessionId` closed; see Session.watchUnfollowedTurn. */
   routeLost(sessionId: string, isFollowed: () => boolean): void {
     this.#sessions.get(sessionId)?.watchUnfollowedTurn(isFollowed);
+  }
+
+  /**
+   * The user revoked the origin's Full Access: its Full Access runs die now (page runs in any of its sessions) and its
+   * Full Access sessions end, since their agents run with the grant.
+   */
+  async revokeFullAccess(origin: string): Promise<{ stoppedRuns: number; endedSessions: number }> {
+    const reason = new PedelecError("DENO_CANCELLED", `Full Access for ${origin} was revoked`);
+    let stoppedRuns = 0;
+    const ending: Promise<boolean>[] = [];
+    for (const session of this.#sessions.values()) {
+      if (session.origin !== origin || session.ended) continue;
+      if (session.setup.access === "full") {
+        stoppedRuns += session.scripts.active;
+        ending.push(session.end("full-access-revoked"));
+      } else {
+        stoppedRuns += session.scripts.stopWhere((run) => run.access === "full", reason);
+      }
+    }
+    const endedSessions = (await Promise.all(ending)).filter(Boolean).length;
+    return { stoppedRuns, endedSessions };
   }
 
   /** Ends every session (killing provider processes) and removes managed workspaces. */

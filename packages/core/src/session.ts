@@ -7,12 +7,14 @@ import type { SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/sessi
 import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
 import { log } from "./logger.js";
-import type { ProviderProcessLedger } from "./provider-process-ledger.js";
+import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome } from "./providers/provider-adapter.js";
 import { ToolCallWaiter } from "./tool-call-waiter.js";
 import type { ToolRegistry } from "./tool-registry.js";
 import type { ThreadCapability } from "./thread-capability.js";
 import type { PreparedWorkspace } from "./workspace.js";
+import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
+import { SessionScripts } from "./session-scripts.js";
 
 export interface SessionSetup {
   id: string;
@@ -40,9 +42,13 @@ export interface SessionSetup {
   providerIdleTimeoutMs: number;
   unfollowedTurnGraceMs: number;
   /** Where provider processes are recorded while they run, so a later Core can reap them if this one is killed. */
-  processLedger: ProviderProcessLedger;
+  processLedger: ProcessGroupLedger;
+  /** Core's script runner, created on first use. */
+  scriptRunner: () => Promise<ScriptRunner>;
   publish: (envelope: SessionEventEnvelope) => void;
 }
+
+export type SessionEndReason = "requested" | "disconnected" | "shutdown" | "full-access-revoked";
 
 interface ActiveTurn {
   turnId: string;
@@ -67,7 +73,12 @@ export class Session {
   #idleTimer: NodeJS.Timeout | undefined;
   #unfollowedTimer: NodeJS.Timeout | undefined;
 
-  constructor(readonly setup: SessionSetup) {}
+  /** Scripts run by the page (`workspace.run()`) and by the agent (`pedelec-ts-runtime`). */
+  readonly scripts: SessionScripts;
+
+  constructor(readonly setup: SessionSetup) {
+    this.scripts = new SessionScripts({ threadId: setup.id, workspaceRoot: setup.workspace.path, runner: setup.scriptRunner });
+  }
 
   get id(): string {
     return this.setup.id;
@@ -117,6 +128,8 @@ export class Session {
     const turn = this.#activeTurn;
     if (!turn) return false;
     turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn was cancelled"));
+    // The agent's scripts are Core's children, not the provider's, so the provider's process group does not take them.
+    this.scripts.stopWhere((run) => run.caller === "agent", new PedelecError("DENO_CANCELLED", "the turn was cancelled"));
     return true;
   }
 
@@ -138,14 +151,16 @@ export class Session {
     this.#unfollowedTimer.unref();
   }
 
-  async end(reason: "requested" | "disconnected" | "shutdown"): Promise<boolean> {
+  async end(reason: SessionEndReason): Promise<boolean> {
     if (this.#ended) return false;
     this.#ended = true;
+    const scriptsStopped = this.scripts.close(new PedelecError("DENO_CANCELLED", `session ${this.id} ended`));
     const turn = this.#activeTurn;
     if (turn) {
       turn.controller.abort(new PedelecError("SESSION_ENDED", `session ${this.id} was ended during the turn`));
       await turn.done;
     }
+    await scriptsStopped;
     this.#setStatus("ended");
     this.#emit({ type: "session-ended", reason });
     return true;

@@ -46,6 +46,7 @@ export function runNativeHost(): void {
     },
     coreStartTimeoutMs: Number.isInteger(timeout) && timeout > 0 ? timeout : 10_000,
     log,
+    extensionOrigin: process.argv[2],
   });
   host.start();
 }

@@ -26,7 +26,9 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-function hostWith(launchCore: () => Promise<void>, coreStartTimeoutMs = 5_000) {
+const EXTENSION_ORIGIN = "chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/";
+
+function hostWith(launchCore: () => Promise<void>, coreStartTimeoutMs = 5_000, extensionOrigin: string | undefined = EXTENSION_ORIGIN) {
   const received: HostToExtensionMessage[] = [];
   const waiters: (() => void)[] = [];
   const host = new NativeHost({
@@ -38,6 +40,7 @@ function hostWith(launchCore: () => Promise<void>, coreStartTimeoutMs = 5_000) {
     launchCore,
     coreStartTimeoutMs,
     log: () => undefined,
+    extensionOrigin,
   });
   const waitFor = async (match: (message: HostToExtensionMessage) => boolean, timeoutMs = 8_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -99,6 +102,7 @@ describe("NativeHost", () => {
     host.start();
     await waitFor((message) => message.kind === "host-status" && message.core === "connected");
     const localOnly = [
+      { type: "runScript", payload: { threadId: UNKNOWN_SESSION, capability: "c".repeat(43), entry: "x.ts" } },
       { type: "shutdown", payload: {} },
       { type: "ping", payload: {} },
       { type: "toolSpec", payload: { threadId: UNKNOWN_SESSION, capability: "c".repeat(43), toolName: "x" } },
@@ -234,5 +238,75 @@ describe("NativeMessagingStdio reading large messages", () => {
     const large = await readMilliseconds(60 * 1024 * 1024);
     // Linear is about 15; copying everything held on each piece made 60 MiB take half a minute.
     expect(large / Math.max(small, 1)).toBeLessThan(40);
+  });
+
+});
+
+describe("Full Access admissions", () => {
+  const claim = {
+    instanceId: "instance-abcdefghijklmnop",
+    approvalGrantedAt: Date.now() - 60_000,
+    fullAccessGrantId: "grant-abcdefghijklmnopq",
+    fullAccessGrantedAt: Date.now() - 30_000,
+  };
+  // A provider that cannot be found: admission happens before Core looks for it, so the error tells which step failed.
+  const fullSession = { provider: "codex", access: "full" };
+  const env = { ...process.env, PEDELEC_PROVIDER_PATH: "/nonexistent", PATH: "/nonexistent" };
+
+  it("attests a request the extension forwards with a Full Access claim, and Core admits it", async () => {
+    core = await startCore({ ...env, PEDELEC_HOME: home });
+    const { host, waitFor } = hostWith(async () => undefined);
+    host.start();
+    host.handleMessage({ kind: "request", id: "with-claim", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession, fullAccessClaim: claim });
+    host.handleMessage({ kind: "request", id: "without-claim", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession });
+    const admitted = await waitFor((message) => message.kind === "response" && message.id === "with-claim");
+    expect(admitted).toMatchObject({ ok: false, error: { code: "PROVIDER_UNAVAILABLE" } });
+    expect(await waitFor((message) => message.kind === "response" && message.id === "without-claim")).toMatchObject({
+      ok: false,
+      error: { code: "FULL_ACCESS_NOT_GRANTED" },
+    });
+    host.stop();
+  });
+
+  it("refuses to attest when Chrome did not name the extension, or Core's key is missing", async () => {
+    core = await startCore({ ...env, PEDELEC_HOME: home });
+    // Chrome passes the caller as the first argument; anything else is not an extension.
+    const anonymous = hostWith(async () => undefined, 5_000, "--parent-window=0");
+    anonymous.host.start();
+    anonymous.host.handleMessage({ kind: "request", id: "anonymous", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession, fullAccessClaim: claim });
+    expect(await anonymous.waitFor((message) => message.kind === "response" && message.id === "anonymous")).toMatchObject({
+      ok: false,
+      error: { code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("not started by a browser extension") },
+    });
+    anonymous.host.stop();
+
+    await rm(join(home, "keys"), { recursive: true, force: true });
+    const keyless = hostWith(async () => undefined);
+    keyless.host.start();
+    keyless.host.handleMessage({ kind: "request", id: "keyless", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession, fullAccessClaim: claim });
+    expect(await keyless.waitFor((message) => message.kind === "response" && message.id === "keyless")).toMatchObject({
+      ok: false,
+      error: { code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("cannot be read") },
+    });
+    keyless.host.stop();
+  });
+
+  it("refuses an extension frame that carries its own attestation", async () => {
+    core = await startCore({ ...env, PEDELEC_HOME: home });
+    const { host, waitFor } = hostWith(async () => undefined);
+    host.start();
+    host.handleMessage({
+      kind: "request",
+      id: "self-attested",
+      type: "createSession",
+      origin: PAGE_ORIGIN,
+      payload: fullSession,
+      attestation: { claims: "{}", signature: "A".repeat(43) },
+    });
+    expect(await waitFor((message) => message.kind === "response" && message.id === "self-attested")).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_INPUT" },
+    });
+    host.stop();
   });
 });

@@ -2,9 +2,16 @@ import { CoreConnection } from "@pedelec/core/core-client";
 import { connectToCore } from "@pedelec/core/core-launcher";
 import type { CorePaths } from "@pedelec/core/core-paths";
 import { CORE_VERSION } from "@pedelec/core/core-version";
+import { newNonce, readAttestationKey, requestDigest, signClaims } from "@pedelec/core/full-access-attestation";
+import { ATTESTATION_TTL_MS } from "@pedelec/protocol/full-access";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { extensionToHostMessageSchema, type HostStatusFrame, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
+import {
+  extensionToHostMessageSchema,
+  type ExtensionToHostMessage,
+  type HostStatusFrame,
+  type HostToExtensionMessage,
+} from "@pedelec/protocol/native-wire";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 
 export interface NativeHostOptions {
@@ -16,6 +23,9 @@ export interface NativeHostOptions {
   /** How long to keep retrying after launching Core. */
   coreStartTimeoutMs: number;
   log: (message: string, fields?: Record<string, unknown>) => void;
+  /** The extension Chrome started this host for (`chrome-extension://<id>/`, Chrome's first argument), or undefined. */
+  extensionOrigin: string | undefined;
+  now?: () => number;
 }
 
 /**
@@ -49,12 +59,43 @@ export class NativeHost {
       }
       return;
     }
-    void this.#forward(parsed.data);
+    void this.#admit(parsed.data).then(
+      (frame) => this.#forward(frame),
+      (error: unknown) => this.#fail(parsed.data.id, PedelecError.from(error, "FULL_ACCESS_ATTESTATION_INVALID")),
+    );
   }
 
   stop(): void {
     this.#stopped.abort();
     this.#core?.close();
+  }
+
+  /**
+   * Turns the extension's Full Access claim into an attestation signed with Core's key, bound to this request, the
+   * extension Chrome started us for, a fresh nonce and a short expiry. Requests without a claim pass unchanged.
+   */
+  async #admit(message: ExtensionToHostMessage): Promise<CoreRequestFrame> {
+    const { fullAccessClaim, ...frame } = message;
+    if (fullAccessClaim === undefined) return frame;
+    const extensionOrigin = this.options.extensionOrigin;
+    if (extensionOrigin === undefined || !/^chrome-extension:\/\/[a-p]{32}\/$/.test(extensionOrigin)) {
+      throw new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", "the native host was not started by a browser extension, so it cannot attest Full Access");
+    }
+    // The key is read per admission so a Core that created it after this host started is still trusted.
+    const key = await readAttestationKey(this.options.paths.keysDir);
+    const issuedAt = (this.options.now ?? Date.now)();
+    const attestation = signClaims(key, {
+      version: 1,
+      origin: frame.origin,
+      extensionOrigin,
+      ...fullAccessClaim,
+      requestDigest: requestDigest({ type: frame.type, origin: frame.origin, payload: frame.payload }),
+      nonce: newNonce(),
+      issuedAt,
+      expiresAt: issuedAt + ATTESTATION_TTL_MS,
+    });
+    this.options.log("attested a Full Access request", { origin: frame.origin, type: frame.type });
+    return { ...frame, attestation };
   }
 
   async #forward(frame: CoreRequestFrame): Promise<void> {
@@ -114,6 +155,8 @@ export class NativeHost {
     this.#core = connection;
     connection.onFrame((frame) => {
       if (frame.kind === "response") this.#inFlight.delete(frame.id);
+      // Script output is streamed only to the agent's own command; the extension never starts such a run.
+      if (frame.kind === "run-output") return;
       this.options.sendToExtension(frame);
     });
     connection.onClose((error) => {

@@ -7,3 +7,13 @@ export function groupAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** Whether the process `pid` is still alive (a zombie counts, as for kill(2)). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,3 +1,4 @@
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { ProviderAdapter } from "../providers/provider-adapter.js";
 import type { SessionSetup } from "../session.js";
@@ -31,6 +32,7 @@ export function scriptedSessionSetup(adapter: ProviderAdapter, published: Sessio
     providerIdleTimeoutMs: 60_000,
     unfollowedTurnGraceMs: 60_000,
     processLedger: { record: async () => undefined, forget: async () => undefined } as unknown as SessionSetup["processLedger"],
+    scriptRunner: () => Promise.reject(new PedelecError("DENO_UNAVAILABLE", "scripted sessions run no scripts")),
     publish: (envelope) => published.push(envelope),
   };
 }
