@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/pedelec-cli-entry.js";
+import "../dist/agent-commands/pedelec-cli.mjs";

@@ -10,7 +10,11 @@ function shellQuote(value: string): string {
 /** Programs Pedelec puts on disk as small launchers that pin this Node.js binary and this installation. */
 export const LAUNCHED_PROGRAMS = {
   "pedelec-native-host": () => fileURLToPath(import.meta.resolve("@pedelec/native-host/native-host-entry")),
-  "pedelec-cli": () => fileURLToPath(new URL("./pedelec-cli-entry.js", import.meta.url)),
+  // The agent's commands run once per tool call or script: their one-file bundles load several times faster.
+  "pedelec-cli": () => fileURLToPath(new URL("./agent-commands/pedelec-cli.mjs", import.meta.url)),
+  "pedelec-ts-runtime": () => fileURLToPath(new URL("./agent-commands/pedelec-ts-runtime.mjs", import.meta.url)),
+  // The name the design documents give the same command.
+  "pedelec-deno": () => fileURLToPath(new URL("./agent-commands/pedelec-ts-runtime.mjs", import.meta.url)),
 } as const;
 export type LaunchedProgram = keyof typeof LAUNCHED_PROGRAMS;
 
