@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { APPROVED_ORIGINS_KEY, ApprovalStore } from "./approval-store.js";
+import { APPROVAL_TIMES_KEY, APPROVED_ORIGINS_KEY, ApprovalStore } from "./approval-store.js";
 import { MemoryStorage } from "./testing/fakes.js";
 
 describe("ApprovalStore", () => {
@@ -37,5 +37,54 @@ describe("ApprovalStore", () => {
     expect(await store.list()).toEqual(["https://b.example"]);
     storage.failReads = true;
     await expect(store.isApproved("https://b.example")).rejects.toMatchObject({ code: "STORAGE_ERROR" });
+  });
+
+  it("records when each origin was approved, keeps it on re-approval, and drops it on revocation", async () => {
+    const storage = new MemoryStorage();
+    let clock = 1000;
+    const store = new ApprovalStore(storage, { now: () => clock });
+    await store.approve("https://a.example");
+    clock = 2000;
+    await store.approve("https://a.example");
+    await store.approve("https://b.example");
+    expect(storage.values.get(APPROVAL_TIMES_KEY)).toEqual({ "https://a.example": 1000, "https://b.example": 2000 });
+    expect(await store.approvedAt("https://a.example")).toBe(1000);
+    expect(await store.approvedAt("https://unknown.example")).toBeUndefined();
+    await store.revoke("https://a.example");
+    expect(storage.values.get(APPROVAL_TIMES_KEY)).toEqual({ "https://b.example": 2000 });
+    expect(await store.approvedAt("https://a.example")).toBeUndefined();
+    clock = 3000;
+    await store.approve("https://a.example");
+    expect(await store.approvedAt("https://a.example")).toBe(3000);
+  });
+
+  it("gives an origin approved before times were kept the time it is first needed, and keeps that time", async () => {
+    const storage = new MemoryStorage();
+    storage.values.set(APPROVED_ORIGINS_KEY, ["https://old.example"]);
+    let clock = 5000;
+    const store = new ApprovalStore(storage, { now: () => clock });
+    const [first, second] = await Promise.all([store.approvedAt("https://old.example"), store.approvedAt("https://old.example")]);
+    expect(first).toBe(5000);
+    expect(second).toBe(5000);
+    clock = 9000;
+    expect(await store.approvedAt("https://old.example")).toBe(5000);
+    expect(storage.values.get(APPROVAL_TIMES_KEY)).toEqual({ "https://old.example": 5000 });
+  });
+
+  it("replaces a time left behind for an origin that is no longer approved", async () => {
+    const storage = new MemoryStorage();
+    storage.values.set(APPROVAL_TIMES_KEY, { "https://a.example": 10 });
+    const store = new ApprovalStore(storage, { now: () => 7000 });
+    expect(await store.approvedAt("https://a.example")).toBeUndefined();
+    await store.approve("https://a.example");
+    expect(await store.approvedAt("https://a.example")).toBe(7000);
+  });
+
+  it("reports a failure to store the approval time as STORAGE_ERROR", async () => {
+    const storage = new MemoryStorage();
+    storage.values.set(APPROVED_ORIGINS_KEY, ["https://old.example"]);
+    const store = new ApprovalStore(storage, { now: () => 1 });
+    storage.failWrites = true;
+    await expect(store.approvedAt("https://old.example")).rejects.toMatchObject({ code: "STORAGE_ERROR" });
   });
 });

@@ -17,6 +17,9 @@ export const popupRequestSchema = z.discriminatedUnion("type", [
   }),
   z.strictObject({ type: z.literal("revoke-origin"), origin: z.string().min(1) }),
   z.strictObject({ type: z.literal("revoke-folder"), origin: z.string().min(1), path: z.string().min(1).max(4096) }),
+  /** Sent only by the options page's second confirmation, never by the first press. */
+  z.strictObject({ type: z.literal("grant-full-access"), origin: z.string().min(1) }),
+  z.strictObject({ type: z.literal("revoke-full-access"), origin: z.string().min(1) }),
 ]);
 export type PopupRequest = z.infer<typeof popupRequestSchema>;
 
@@ -33,6 +36,10 @@ export const approvalsSnapshotSchema = z.object({
   folders: z.record(z.string(), z.array(z.string())),
   /** Origins refused recently, answered without asking until `until`. */
   refused: z.array(z.object({ origin: z.string(), until: z.string() })),
+  /** Origin → when the user granted it Full Access (ISO time). */
+  fullAccess: z.record(z.string(), z.object({ grantedAt: z.string() })),
+  /** Origin → when its Full Access was revoked (ISO time), for revocations Pedelec Desktop has not confirmed yet. */
+  revocationsPending: z.record(z.string(), z.string()),
 });
 export type ApprovalsSnapshot = z.infer<typeof approvalsSnapshotSchema>;
 
@@ -43,6 +50,6 @@ export const popupResponseSchema = z.union([
 ]);
 export type PopupResponse = z.infer<typeof popupResponseSchema>;
 
-/** Worker → any open extension page: the pending, approved, consented or refused lists changed. */
+/** Worker → any open extension page: the pending, approved, consented, refused or Full Access lists changed. */
 export const approvalsChangedSchema = z.strictObject({ type: z.literal("approvals-changed") });
 export type ApprovalsChanged = z.infer<typeof approvalsChangedSchema>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { splitIntoChunks } from "@pedelec/protocol/chunking";
+import { extensionToHostMessageSchema } from "@pedelec/protocol/native-wire";
 import { NativeLink } from "./native-link.js";
 import { FakeNativeHost, eventEnvelope } from "./testing/fakes.js";
 
@@ -186,5 +187,24 @@ describe("NativeLink", () => {
     expect(host.current.disconnectedByExtension).toBe(true);
     void link.request("endSession", "https://app.example", sessionRef).catch(() => undefined);
     expect(host.channels).toHaveLength(2);
+  });
+
+  it("puts a Full Access claim on the frame only when one is given, and sends the extension's own requests", async () => {
+    const { host, link } = setup();
+    const claim = {
+      instanceId: "instance-abcdefghijklmnopqrstu",
+      approvalGrantedAt: 1000,
+      fullAccessGrantId: "grant-abcdefghijklmnopqrstu",
+      fullAccessGrantedAt: 2000,
+    };
+    void link.request("createSession", "https://app.example", { access: "full" }, undefined, claim);
+    void link.request("createSession", "https://app.example", { access: "sandbox" });
+    void link.request("revokeFullAccess", "https://app.example", { revokedAt: 3000 });
+    const [full, sandbox, revocation] = host.current.sent;
+    expect(full).toEqual({ kind: "request", id: "native-1", type: "createSession", origin: "https://app.example", payload: { access: "full" }, fullAccessClaim: claim });
+    expect(sandbox).not.toHaveProperty("fullAccessClaim");
+    expect(revocation).toEqual({ kind: "request", id: "native-3", type: "revokeFullAccess", origin: "https://app.example", payload: { revokedAt: 3000 } });
+    // Each frame is one the native host accepts.
+    for (const frame of host.current.sent) expect(extensionToHostMessageSchema.safeParse(frame).success).toBe(true);
   });
 });

@@ -7,7 +7,8 @@ import {
   type HostToExtensionMessage,
 } from "@pedelec/protocol/native-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { SessionRequestType } from "@pedelec/protocol/requests";
+import type { FullAccessClaim } from "@pedelec/protocol/full-access";
+import type { ExtensionToCoreRequestType, SessionRequestType } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { consoleLogger, type Logger } from "./logger.js";
 import type { NativeChannel, NativeConnector } from "./native-channel.js";
@@ -97,9 +98,15 @@ export class NativeLink {
   /**
    * Sends one request to Core and resolves with its result. Rejects with Core's error, NATIVE_HOST_UNAVAILABLE
    * (the host never spoke), NATIVE_CONNECTION_CLOSED (it went away later), a `fatal` frame's error, or the
-   * signal's reason.
+   * signal's reason. `fullAccessClaim` goes on the frame for the native host to attest; only the extension makes it.
    */
-  request(type: SessionRequestType, origin: string, payload: unknown, signal?: AbortSignal): Promise<unknown> {
+  request(
+    type: SessionRequestType | ExtensionToCoreRequestType,
+    origin: string,
+    payload: unknown,
+    signal?: AbortSignal,
+    fullAccessClaim?: FullAccessClaim,
+  ): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(PedelecError.from(signal.reason, "SDK_TRANSPORT_ERROR"));
     let state: ChannelState;
     try {
@@ -109,6 +116,7 @@ export class NativeLink {
     }
     const id = this.#createRequestId();
     const frame: ExtensionToHostMessage = { kind: "request", id, type, origin, payload };
+    if (fullAccessClaim !== undefined) frame.fullAccessClaim = fullAccessClaim;
     return new Promise<unknown>((resolve, reject) => {
       const onAbort = (): void => {
         state.pending.delete(id);

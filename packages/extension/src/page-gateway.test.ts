@@ -1,103 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
 import { splitIntoChunks } from "@pedelec/protocol/chunking";
 import { SDK_PORT_NAME } from "@pedelec/protocol/page-wire";
-import type { ExtensionToHostMessage } from "@pedelec/protocol/native-wire";
-import { ApprovalBroker } from "./approval-broker.js";
-import { APPROVED_ORIGINS_KEY, ApprovalStore } from "./approval-store.js";
-import { SingleApprovalWindow } from "./approval-window.js";
-import type { AutoEndEntry } from "./auto-end-ledger.js";
-import { NativeLink } from "./native-link.js";
-import { PageGateway } from "./page-gateway.js";
-import type { PortSender } from "./page-port.js";
-import { FakeNativeChannel, FakeNativeHost, FakePagePort, FakeWindows, MemoryStorage, eventEnvelope, sessionInfo } from "./testing/fakes.js";
-import { WORKSPACE_CONSENTS_KEY, WorkspaceConsentStore } from "./workspace-consent-store.js";
-
-const APP = "https://app.example";
-const waitOptions = { timeout: 2000, interval: 2 };
-
-interface SetupOptions {
-  approved?: string[];
-  approvalTimeoutMs?: number;
-  /** Makes opening the approval window fail. */
-  windowFailure?: Error;
-  /** Folders already consented to, per origin. */
-  consented?: Record<string, string[]>;
-  statusProbeTimeoutMs?: number;
-}
-
-async function setup(options: SetupOptions = {}) {
-  const host = new FakeNativeHost();
-  const warnings: { code: string; message: string; details?: unknown }[] = [];
-  const logger = { warn: (code: string, message: string, details?: unknown) => void warnings.push({ code, message, details }) };
-  const link = new NativeLink({ connect: host.connect, logger });
-  const storage = new MemoryStorage();
-  const approvedOrigins = new ApprovalStore(storage);
-  for (const origin of options.approved ?? []) await approvedOrigins.approve(origin);
-  const consents = new WorkspaceConsentStore(storage);
-  for (const [origin, paths] of Object.entries(options.consented ?? {})) {
-    for (const path of paths) await consents.allow(origin, path);
-  }
-  const windows = new FakeWindows();
-  windows.failCreate = options.windowFailure;
-  const approvals = new ApprovalBroker({
-    store: approvedOrigins,
-    consents,
-    window: new SingleApprovalWindow(windows, "chrome-extension://pedelec/popup.html?window=approval"),
-    timeoutMs: options.approvalTimeoutMs ?? 60_000,
-    withdrawGraceMs: 0,
-    closeDelayMs: 0,
-  });
-  const ledger: AutoEndEntry[][] = [];
-  const gateway = new PageGateway({
-    link,
-    approvals,
-    approvedOrigins,
-    consents,
-    logger,
-    onAutoEndSessionsChanged: (entries) => void ledger.push(entries),
-    statusProbeTimeoutMs: options.statusProbeTimeoutMs ?? 0,
-  });
-  const connect = (sender: PortSender | undefined = { origin: APP, url: `${APP}/board` }): FakePagePort => {
-    const port = new FakePagePort(SDK_PORT_NAME, sender);
-    gateway.accept(port);
-    return port;
-  };
-  return { host, link, storage, approvals, gateway, windows, warnings, ledger, connect };
-}
-
-/** Waits for the page's answer to `id`. */
-function responseOf(port: FakePagePort, id: string) {
-  return vi.waitFor(() => {
-    const [response] = port.responsesFor(id);
-    if (!response) throw new Error(`no response to ${id} yet`);
-    return response;
-  }, waitOptions);
-}
-
-/** Waits until the host has received a request of `type` (the `index`-th one). */
-function hostRequest(channel: () => FakeNativeChannel, type: string, index = 0): Promise<ExtensionToHostMessage> {
-  return vi.waitFor(() => {
-    const frame = channel().requests(type)[index];
-    if (!frame) throw new Error(`no ${type} request yet`);
-    return frame;
-  }, waitOptions);
-}
-
-/** Creates a session through `port` against an already approved origin and an answering host. */
-async function createSession(
-  context: Awaited<ReturnType<typeof setup>>,
-  port: FakePagePort,
-  sessionId: string,
-  options: { id?: string; autoEnd?: boolean; type?: "createSession" | "resumeSession" } = {},
-) {
-  const id = options.id ?? `create-${sessionId}`;
-  const type = options.type ?? "createSession";
-  const before = context.host.channels.at(-1)?.requests(type).length ?? 0;
-  port.fromPage({ id, type, payload: type === "createSession" ? {} : { sessionId } });
-  const frame = await hostRequest(() => context.host.current, type, before);
-  context.host.current.respond(frame, sessionInfo(sessionId, options.autoEnd ?? true));
-  return responseOf(port, id);
-}
+import { APPROVED_ORIGINS_KEY } from "./approval-store.js";
+import { APP, createSession, hostRequest, responseOf, setup, waitOptions } from "./testing/gateway-harness.js";
+import { FakePagePort, eventEnvelope, sessionInfo } from "./testing/fakes.js";
+import { WORKSPACE_CONSENTS_KEY } from "./workspace-consent-store.js";
 
 describe("PageGateway: origin", () => {
   it("takes the origin from the sender only and stamps it on forwarded requests", async () => {

@@ -9,12 +9,16 @@ import {
   type PageResponse,
 } from "@pedelec/protocol/page-wire";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
+import type { FullAccessClaim } from "@pedelec/protocol/full-access";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { sessionInfoSchema } from "@pedelec/protocol/requests";
+import { sessionInfoSchema, type SessionRequestType } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { ApprovalBroker } from "./approval-broker.js";
 import type { ApprovalStore } from "./approval-store.js";
 import type { AutoEndEntry } from "./auto-end-ledger.js";
+import type { FullAccessGrantStore } from "./full-access-grants.js";
+import type { FullAccessRevocations } from "./full-access-revocations.js";
+import type { InstanceIdStore } from "./instance-id.js";
 import { consoleLogger, type Logger } from "./logger.js";
 import type { NativeLink } from "./native-link.js";
 import type { PagePort } from "./page-port.js";
@@ -33,6 +37,12 @@ export interface PageGatewayOptions {
   approvedOrigins: ApprovalStore;
   /** The folders the user let each origin use as an explicit `workspace.path`. */
   consents: WorkspaceConsentStore;
+  /** The origins the user granted Full Access in the options page. */
+  grants: FullAccessGrantStore;
+  /** Names this install in Full Access claims. */
+  instanceId: InstanceIdStore;
+  /** Revocations Core has not confirmed; they go ahead of every request. */
+  revocations: FullAccessRevocations;
   logger?: Logger;
   /** Receives the routed auto-end sessions after every routing change (for the restart ledger). */
   onAutoEndSessionsChanged?: (entries: AutoEndEntry[]) => void;
@@ -42,6 +52,9 @@ export interface PageGatewayOptions {
 
 /** Codes that mean a session is already gone, so there is nothing left to end or follow. */
 const SESSION_GONE_CODES: ReadonlySet<string> = new Set(["THREAD_NOT_FOUND", "SESSION_ENDED"]);
+
+/** Requests that only stop something; an undelivered revocation of the caller's origin does not hold them back. */
+const STOPPING_REQUESTS: ReadonlySet<SessionRequestType> = new Set(["endSession", "cancelTurn", "cancelWorkspaceRun"]);
 
 /**
  * The extension's side of the page wire: checks the caller's origin and approval, answers what it can itself,
@@ -127,8 +140,38 @@ export class PageGateway {
         if (!(await this.options.approvedOrigins.isApproved(origin))) {
           throw new PedelecError("CREATE_SESSION_NOT_APPROVED", `${origin} is not approved; create or resume a session first`);
         }
-        return this.options.link.request(type, origin, parsed.data, route.signal);
+        return this.#forward(type, origin, parsed.data, route.signal);
     }
+  }
+
+  /**
+   * Sends one request to Core for `origin`. Stored revocations travel first. A request asking for Full Access needs
+   * the origin's grant (FULL_ACCESS_NOT_GRANTED otherwise, before anything reaches the native host) and carries the
+   * claim the native host attests; the page can neither supply nor change that claim.
+   */
+  async #forward(type: SessionRequestType, origin: string, payload: unknown, signal?: AbortSignal): Promise<unknown> {
+    const fullAccess = asksForFullAccess(type, payload);
+    if (fullAccess) await this.#requireGrant(origin);
+    await this.options.revocations.beforeRequest(origin, { proceedOnFailure: STOPPING_REQUESTS.has(type) });
+    // Read again after the revocations went out: a grant revoked meanwhile must not be claimed.
+    const claim = fullAccess ? await this.#claimFor(origin) : undefined;
+    return this.options.link.request(type, origin, payload, signal, claim);
+  }
+
+  async #requireGrant(origin: string): Promise<void> {
+    if (!(await this.options.grants.grantFor(origin))) throw fullAccessNotGranted(origin);
+  }
+
+  async #claimFor(origin: string): Promise<FullAccessClaim> {
+    const grant = await this.options.grants.grantFor(origin);
+    const approvalGrantedAt = await this.options.approvedOrigins.approvedAt(origin);
+    if (grant === undefined || approvalGrantedAt === undefined) throw fullAccessNotGranted(origin);
+    return {
+      instanceId: await this.options.instanceId.get(),
+      approvalGrantedAt,
+      fullAccessGrantId: grant.grantId,
+      fullAccessGrantedAt: grant.grantedAt,
+    };
   }
 
   async #approvalStatus(origin: string, signal: AbortSignal): Promise<PageRequestResult<"getApprovalStatus">> {
@@ -149,6 +192,8 @@ export class PageGateway {
   ): Promise<unknown> {
     // A folder is checked before anything is asked: a refused path never opens the approval window.
     const folder = type === "createSession" ? requestedFolder(payload) : undefined;
+    // Full Access is granted only in the options page, and only to approved origins: no question can lead to it.
+    if (asksForFullAccess(type, payload)) await this.#requireGrant(origin);
     const needsApproval = !(await this.options.approvedOrigins.isApproved(origin));
     // A folder consent outliving its origin's approval (storage edited by hand) is not trusted: ask again.
     const needsConsent = folder !== undefined && (needsApproval || !(await this.options.consents.isAllowed(origin, folder)));
@@ -161,7 +206,7 @@ export class PageGateway {
     }
     const forwarded = folder === undefined ? payload : withFolder(payload, folder);
     // No abort signal here: once Core creates the session its answer must arrive, or the session could not be ended.
-    const result = await this.options.link.request(type, origin, forwarded);
+    const result = await this.#forward(type, origin, forwarded);
     const info = sessionInfoSchema.safeParse(result);
     if (!info.success) {
       const summary = summarizeIssues(info.error.issues);
@@ -224,7 +269,7 @@ export class PageGateway {
 
   async #endSession(session: AutoEndEntry, options: { quietWhenGone?: boolean } = {}): Promise<void> {
     try {
-      await this.options.link.request("endSession", session.origin, { sessionId: session.sessionId });
+      await this.#forward("endSession", session.origin, { sessionId: session.sessionId });
     } catch (error) {
       const failure = PedelecError.from(error, "END_SESSION_FAILED");
       if (options.quietWhenGone && SESSION_GONE_CODES.has(failure.code)) return;
@@ -245,6 +290,20 @@ export class PageGateway {
 function requestedFolder(payload: unknown): string | undefined {
   const path = (payload as { workspace?: { path?: unknown } }).workspace?.path;
   return typeof path === "string" ? normalizeWorkspacePath(path) : undefined;
+}
+
+/** True for the requests that ask for Full Access: createSession and runWorkspaceScript with `access: "full"`. */
+function asksForFullAccess(type: SessionRequestType, payload: unknown): boolean {
+  if (type !== "createSession" && type !== "runWorkspaceScript") return false;
+  return (payload as { access?: unknown }).access === "full";
+}
+
+function fullAccessNotGranted(origin: string): PedelecError {
+  return new PedelecError(
+    "FULL_ACCESS_NOT_GRANTED",
+    `${origin} does not have Full Access; the user can grant it in the Pedelec extension's options`,
+    { origin },
+  );
 }
 
 /** Core gets the folder in the spelling the user consented to. */

@@ -1,16 +1,33 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ApprovalBroker } from "./approval-broker.js";
 import { ApprovalStore } from "./approval-store.js";
 import { SingleApprovalWindow } from "./approval-window.js";
+import { FULL_ACCESS_GRANTS_KEY, FullAccessGrantStore } from "./full-access-grants.js";
+import { FullAccessRevocations } from "./full-access-revocations.js";
 import { popupResponseSchema } from "./internal-messages.js";
+import { NativeLink } from "./native-link.js";
 import { createPopupRequestHandler } from "./popup-requests.js";
-import { FakeWindows, MemoryStorage } from "./testing/fakes.js";
+import { PENDING_REVOCATIONS_KEY, RevocationStore } from "./revocation-store.js";
+import { FakeNativeHost, FakeWindows, MemoryStorage } from "./testing/fakes.js";
 import { WorkspaceConsentStore } from "./workspace-consent-store.js";
+
+const waitOptions = { timeout: 2000, interval: 2 };
+/** 2025-01-01T10:00:00.000Z */
+const NOW = Date.UTC(2025, 0, 1, 10);
 
 function setup() {
   const storage = new MemoryStorage();
-  const approvedOrigins = new ApprovalStore(storage);
+  const now = () => NOW;
+  const approvedOrigins = new ApprovalStore(storage, { now });
   const consents = new WorkspaceConsentStore(storage);
+  let grantIds = 0;
+  const grants = new FullAccessGrantStore(storage, approvedOrigins, { now, createGrantId: () => `grant-${++grantIds}-abcdefghijklmnopqrstuv` });
+  const pendingRevocations = new RevocationStore(storage);
+  const host = new FakeNativeHost();
+  const link = new NativeLink({ connect: host.connect, logger: { warn: () => undefined } });
+  let changes = 0;
+  const onChange = () => void (changes += 1);
+  const revocations = new FullAccessRevocations({ link, grants, pending: pendingRevocations, now, logger: { warn: () => undefined }, onChange });
   let ids = 0;
   const approvals = new ApprovalBroker({
     store: approvedOrigins,
@@ -19,9 +36,8 @@ function setup() {
     createId: () => `approval-${++ids}`,
     now: () => new Date("2025-01-01T10:00:00.000Z"),
   });
-  let changes = 0;
-  const handle = createPopupRequestHandler({ approvals, approvedOrigins, consents, onChange: () => void (changes += 1) });
-  return { storage, approvedOrigins, consents, approvals, handle, changes: () => changes };
+  const handle = createPopupRequestHandler({ approvals, approvedOrigins, consents, grants, revocations, pendingRevocations, onChange });
+  return { storage, approvedOrigins, consents, grants, approvals, host, handle, changes: () => changes };
 }
 
 describe("popup request handler", () => {
@@ -43,6 +59,8 @@ describe("popup request handler", () => {
         approved: ["https://old.example"],
         folders: { "https://old.example": ["/home/me/project"] },
         refused: [{ origin: "https://bad.example", until: "2025-01-01T10:01:00.000Z" }],
+        fullAccess: {},
+        revocationsPending: {},
       },
     });
   });
@@ -52,7 +70,10 @@ describe("popup request handler", () => {
     const waiting = approvals.waitForApproval("https://new.example");
     const response = await handle({ type: "decide-approval", origin: "https://new.example", decision: "approve" });
     await expect(waiting).resolves.toBeUndefined();
-    expect(response).toEqual({ ok: true, snapshot: { pending: [], approved: ["https://new.example"], folders: {}, refused: [] } });
+    expect(response).toEqual({
+      ok: true,
+      snapshot: { pending: [], approved: ["https://new.example"], folders: {}, refused: [], fullAccess: {}, revocationsPending: {} },
+    });
     expect(changes()).toBe(1);
   });
 
@@ -112,6 +133,94 @@ describe("popup request handler", () => {
     expect(await handle({ type: "decide-approval", origin: "https://new.example", decision: "approve" })).toMatchObject({
       ok: false,
       error: { code: "STORAGE_ERROR" },
+    });
+  });
+
+  it("grants Full Access only to an approved origin, and lists the grant", async () => {
+    const { handle, approvedOrigins, storage } = setup();
+    expect(await handle({ type: "grant-full-access", origin: "https://app.example" })).toMatchObject({
+      ok: false,
+      error: { code: "CREATE_SESSION_NOT_APPROVED" },
+    });
+    expect(storage.values.get(FULL_ACCESS_GRANTS_KEY)).toBeUndefined();
+    await approvedOrigins.approve("https://app.example");
+    const response = await handle({ type: "grant-full-access", origin: "https://app.example" });
+    expect(response).toMatchObject({ ok: true, snapshot: { fullAccess: { "https://app.example": { grantedAt: "2025-01-01T10:00:00.000Z" } } } });
+    expect(storage.values.get(FULL_ACCESS_GRANTS_KEY)).toEqual({ "https://app.example": { grantId: "grant-1-abcdefghijklmnopqrstuv", grantedAt: NOW } });
+  });
+
+  it("revokes Full Access: stored as pending, sent to Core at once, dropped when Core confirms", async () => {
+    const { handle, approvedOrigins, host, storage, changes } = setup();
+    await approvedOrigins.approve("https://app.example");
+    await handle({ type: "grant-full-access", origin: "https://app.example" });
+    const response = await handle({ type: "revoke-full-access", origin: "https://app.example" });
+    expect(response).toMatchObject({
+      ok: true,
+      snapshot: { approved: ["https://app.example"], fullAccess: {}, revocationsPending: { "https://app.example": "2025-01-01T10:00:00.000Z" } },
+    });
+    const frame = await vi.waitFor(() => host.current.requests("revokeFullAccess")[0] ?? Promise.reject(new Error("not sent yet")), waitOptions);
+    expect(frame).toMatchObject({ type: "revokeFullAccess", origin: "https://app.example", payload: { revokedAt: NOW } });
+    expect(frame.fullAccessClaim).toBeUndefined();
+    const changesBefore = changes();
+    host.current.respond(frame, { stoppedRuns: 1, endedSessions: 0 });
+    await vi.waitFor(() => expect(storage.values.get(PENDING_REVOCATIONS_KEY)).toEqual({}), waitOptions);
+    expect(changes()).toBe(changesBefore + 1);
+    expect(await handle({ type: "list-approvals" })).toMatchObject({ ok: true, snapshot: { revocationsPending: {} } });
+  });
+
+  it("revoking an origin's approval also revokes its Full Access and tells Core", async () => {
+    const { handle, approvedOrigins, grants, host } = setup();
+    await approvedOrigins.approve("https://app.example");
+    await approvedOrigins.approve("https://sandboxed.example");
+    await handle({ type: "grant-full-access", origin: "https://app.example" });
+    const response = await handle({ type: "revoke-origin", origin: "https://app.example" });
+    expect(response).toMatchObject({ ok: true, snapshot: { approved: ["https://sandboxed.example"], fullAccess: {} } });
+    expect(await grants.list()).toEqual({});
+    const frame = await vi.waitFor(() => host.current.requests("revokeFullAccess")[0] ?? Promise.reject(new Error("not sent yet")), waitOptions);
+    expect(frame).toMatchObject({ origin: "https://app.example", payload: { revokedAt: NOW } });
+    // A site that never had Full Access has nothing to tell Core.
+    await handle({ type: "revoke-origin", origin: "https://sandboxed.example" });
+    expect(host.current.requests("revokeFullAccess")).toHaveLength(1);
+  });
+
+  it("re-granting after a revocation makes a new grant", async () => {
+    const { handle, approvedOrigins, grants } = setup();
+    await approvedOrigins.approve("https://app.example");
+    await handle({ type: "grant-full-access", origin: "https://app.example" });
+    const first = await grants.grantFor("https://app.example");
+    await handle({ type: "grant-full-access", origin: "https://app.example" });
+    expect(await grants.grantFor("https://app.example")).toEqual(first);
+    await handle({ type: "revoke-origin", origin: "https://app.example" });
+    await approvedOrigins.approve("https://app.example");
+    expect(await handle({ type: "list-approvals" })).toMatchObject({ snapshot: { fullAccess: {} } });
+    await handle({ type: "grant-full-access", origin: "https://app.example" });
+    const second = await grants.grantFor("https://app.example");
+    expect(second?.grantId).toMatch(/^[A-Za-z0-9_-]{22,}$/);
+    expect(second?.grantId).not.toBe(first?.grantId);
+  });
+
+  it("keeps the grant and reports STORAGE_ERROR when the revocation cannot be stored", async () => {
+    const { handle, approvedOrigins, grants, storage, host } = setup();
+    await approvedOrigins.approve("https://app.example");
+    await handle({ type: "grant-full-access", origin: "https://app.example" });
+    storage.failWrites = true;
+    expect(await handle({ type: "revoke-full-access", origin: "https://app.example" })).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
+    expect(await handle({ type: "revoke-origin", origin: "https://app.example" })).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
+    storage.failWrites = false;
+    // Nothing half-done: still approved, still granted, and nothing was sent.
+    expect(await approvedOrigins.isApproved("https://app.example")).toBe(true);
+    expect(await grants.grantFor("https://app.example")).toBeDefined();
+    expect(host.channels).toHaveLength(0);
+    storage.failReads = true;
+    expect(await handle({ type: "list-approvals" })).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
+  });
+
+  it("refuses Full Access requests for origins Pedelec does not serve, and unknown fields", async () => {
+    const { handle } = setup();
+    expect(await handle({ type: "grant-full-access", origin: "http://evil.example" })).toMatchObject({ ok: false, error: { code: "INVALID_ORIGIN" } });
+    expect(await handle({ type: "grant-full-access", origin: "https://app.example", confirmed: true })).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_INPUT" },
     });
   });
 });

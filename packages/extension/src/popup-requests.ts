@@ -3,7 +3,11 @@ import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ApprovalBroker } from "./approval-broker.js";
 import type { ApprovalStore } from "./approval-store.js";
+import type { FullAccessGrantStore } from "./full-access-grants.js";
+import type { FullAccessRevocations } from "./full-access-revocations.js";
 import { popupRequestSchema, type ApprovalsSnapshot, type PopupRequest, type PopupResponse } from "./internal-messages.js";
+import { ownValue } from "./own-record.js";
+import type { RevocationStore } from "./revocation-store.js";
 import type { WorkspaceConsentStore } from "./workspace-consent-store.js";
 import { normalizeWorkspacePath } from "./workspace-path.js";
 
@@ -11,6 +15,9 @@ export interface PopupRequestHandlerOptions {
   approvals: ApprovalBroker;
   approvedOrigins: ApprovalStore;
   consents: WorkspaceConsentStore;
+  grants: FullAccessGrantStore;
+  revocations: FullAccessRevocations;
+  pendingRevocations: RevocationStore;
   /** Tells other open extension pages that the lists changed. */
   onChange?: () => void;
 }
@@ -22,6 +29,12 @@ export function createPopupRequestHandler(options: PopupRequestHandlerOptions): 
     approved: await options.approvedOrigins.list(),
     folders: await options.consents.list(),
     refused: options.approvals.refusedOrigins(),
+    fullAccess: Object.fromEntries(
+      Object.entries(await options.grants.list()).map(([origin, grant]) => [origin, { grantedAt: new Date(grant.grantedAt).toISOString() }]),
+    ),
+    revocationsPending: Object.fromEntries(
+      Object.entries(await options.pendingRevocations.list()).map(([origin, revokedAt]) => [origin, new Date(revokedAt).toISOString()]),
+    ),
   });
 
   const apply = async (request: Exclude<PopupRequest, { type: "list-approvals" }>): Promise<void> => {
@@ -35,11 +48,18 @@ export function createPopupRequestHandler(options: PopupRequestHandlerOptions): 
         }
         return options.approvals.decideWorkspace(request.origin, request.path, request.decision);
       case "revoke-origin":
-        // Folder consents belong to an approval; they go with it.
+        // Full Access and folder consents belong to an approval; they go with it. Full Access goes first, so a
+        // failure to store its revocation leaves the approval in place rather than an unapproved origin with a grant.
+        if (ownValue(await options.grants.list(), request.origin) !== undefined) await options.revocations.revoke(request.origin);
         await options.approvedOrigins.revoke(request.origin);
         return options.consents.revokeOrigin(request.origin);
       case "revoke-folder":
         return options.consents.revoke(request.origin, request.path);
+      case "grant-full-access":
+        await options.grants.grant(request.origin);
+        return;
+      case "revoke-full-access":
+        return options.revocations.revoke(request.origin);
     }
   };
 

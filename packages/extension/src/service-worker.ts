@@ -12,18 +12,26 @@ import {
   connectChromeNative,
   isFromOwnExtensionPage,
 } from "./chrome-adapters.js";
+import { FullAccessGrantStore } from "./full-access-grants.js";
+import { FullAccessRevocations } from "./full-access-revocations.js";
+import { InstanceIdStore } from "./instance-id.js";
 import { consoleLogger } from "./logger.js";
 import { NativeLink } from "./native-link.js";
 import { PageGateway } from "./page-gateway.js";
 import { createPopupRequestHandler } from "./popup-requests.js";
+import { RevocationStore } from "./revocation-store.js";
 import { WorkspaceConsentStore } from "./workspace-consent-store.js";
 
 // Extension CSP forbids eval; without this zod would probe for it and log a CSP violation.
 z.config({ jitless: true });
 
 const logger = consoleLogger;
-const approvedOrigins = new ApprovalStore(chromeStorageArea(chrome.storage.local));
-const consents = new WorkspaceConsentStore(chromeStorageArea(chrome.storage.local));
+const localStorageArea = chromeStorageArea(chrome.storage.local);
+const approvedOrigins = new ApprovalStore(localStorageArea);
+const consents = new WorkspaceConsentStore(localStorageArea);
+const grants = new FullAccessGrantStore(localStorageArea, approvedOrigins);
+const pendingRevocations = new RevocationStore(localStorageArea);
+const instanceId = new InstanceIdStore(localStorageArea);
 const ledger = new AutoEndLedger(chromeStorageArea(chrome.storage.session), logger);
 // Read what a previous worker left before this one records anything.
 const orphans = ledger.takeOrphans();
@@ -35,15 +43,27 @@ const approvals = new ApprovalBroker({
   onChange: broadcastApprovalsChanged,
 });
 const link = new NativeLink({ connect: () => connectChromeNative(NATIVE_HOST_NAME), logger });
+const revocations = new FullAccessRevocations({ link, grants, pending: pendingRevocations, logger, onChange: broadcastApprovalsChanged });
 const gateway = new PageGateway({
   link,
   approvals,
   approvedOrigins,
   consents,
+  grants,
+  instanceId,
+  revocations,
   logger,
   onAutoEndSessionsChanged: (entries) => void ledger.record(entries),
 });
-const handlePopupRequest = createPopupRequestHandler({ approvals, approvedOrigins, consents, onChange: broadcastApprovalsChanged });
+const handlePopupRequest = createPopupRequestHandler({
+  approvals,
+  approvedOrigins,
+  consents,
+  grants,
+  revocations,
+  pendingRevocations,
+  onChange: broadcastApprovalsChanged,
+});
 
 // MV3 only delivers events to listeners registered synchronously at startup.
 chrome.runtime.onConnectExternal.addListener((port) => gateway.accept(port));
@@ -54,3 +74,5 @@ chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse) =>
 });
 
 void orphans.then((entries) => gateway.endOrphans(entries));
+// The previous worker's native connection died with it, and Core may still run Full Access work it was told to stop.
+void revocations.deliverAll();
