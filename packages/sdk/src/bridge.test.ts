@@ -131,6 +131,29 @@ describe("Bridge", () => {
     expect(protocolErrors).toEqual([]);
   });
 
+  it("applies a request's own deadline instead of the bridge timeout, and the bridge timeout to the others", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const extension = new FakeExtension().install();
+    extension.handle("cancelTurn", () => NO_REPLY);
+    const bridge = new Bridge({ extensionId: EXTENSION_ID, timeoutMs: 100 });
+    expect(bridge.timeoutMs).toBe(100);
+    const outcomes: Record<string, string> = {};
+    const track = (name: string, request: Promise<unknown>) =>
+      void request.then(
+        () => (outcomes[name] = "resolved"),
+        (error: PedelecError) => (outcomes[name] = `${error.code}: ${error.message}`),
+      );
+    track("long", bridge.request("cancelTurn", { sessionId: "session-long" }, { timeoutMs: 500 }));
+    track("ordinary", bridge.request("cancelTurn", { sessionId: "session-ordinary" }));
+    await extension.waitForRequest("cancelTurn", 1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(outcomes).toEqual({ ordinary: "SDK_BRIDGE_TIMEOUT: The extension did not answer cancelTurn within 100 ms" });
+    await vi.advanceTimersByTimeAsync(399);
+    expect(outcomes.long).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcomes.long).toBe("SDK_BRIDGE_TIMEOUT: The extension did not answer cancelTurn within 500 ms");
+  });
+
   it("pauses the timeout while the user is asked for approval and restarts it once settled", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const extension = new FakeExtension().install();

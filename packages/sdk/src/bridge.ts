@@ -12,10 +12,22 @@ import { ListenerSet } from "./listener-set.js";
 import { randomId } from "./random-id.js";
 import { describeIssues, validateRequestPayload, validateRequestResult } from "./request-validation.js";
 
+// setTimeout fires at once for delays above 2^31 - 1 ms, so longer deadlines are capped there.
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
 export interface BridgeOptions {
   extensionId: string;
   /** Milliseconds a request may wait for its answer (paused while the user is asked for approval). */
   timeoutMs: number;
+}
+
+/** Per-request options of `Bridge.request`. */
+export interface BridgeRequestOptions {
+  /**
+   * This request's own deadline in milliseconds, instead of the bridge timeout: for requests that legitimately
+   * take longer, such as a script run whose own timeout may exceed the bridge timeout.
+   */
+  timeoutMs?: number;
 }
 
 /** A request's result plus the connection that carried it (sessions track which connection subscribed them). */
@@ -35,6 +47,7 @@ interface Connection {
 interface PendingRequest {
   readonly type: string;
   readonly generation: number;
+  readonly timeoutMs: number;
   readonly resolve: (answer: BridgeAnswer) => void;
   readonly reject: (error: PedelecError) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -67,7 +80,12 @@ export class Bridge {
     return this.#connection?.generation;
   }
 
-  request(type: string, payload: unknown): Promise<BridgeAnswer> {
+  /** The bridge timeout every request gets unless it brings its own deadline. */
+  get timeoutMs(): number {
+    return this.#options.timeoutMs;
+  }
+
+  request(type: string, payload: unknown, options: BridgeRequestOptions = {}): Promise<BridgeAnswer> {
     return new Promise<BridgeAnswer>((resolve, reject) => {
       let checkedPayload: unknown;
       try {
@@ -83,7 +101,8 @@ export class Bridge {
       }
       this.#requestCount += 1;
       const id = `${this.#requestIdPrefix}-${this.#requestCount}`;
-      const pending: PendingRequest = { type, generation: connection.generation, resolve, reject, timer: undefined };
+      const timeoutMs = Math.min(MAX_TIMER_DELAY_MS, options.timeoutMs ?? this.#options.timeoutMs);
+      const pending: PendingRequest = { type, generation: connection.generation, timeoutMs, resolve, reject, timer: undefined };
       this.#pending.set(id, pending);
       this.#startTimer(id, pending);
       try {
@@ -223,10 +242,10 @@ export class Bridge {
       pending.reject(
         new PedelecError(
           "SDK_BRIDGE_TIMEOUT",
-          `The extension did not answer ${pending.type} within ${this.#options.timeoutMs} ms`,
+          `The extension did not answer ${pending.type} within ${pending.timeoutMs} ms`,
         ),
       );
-    }, this.#options.timeoutMs);
+    }, pending.timeoutMs);
   }
 
   #settle(id: string, pending: PendingRequest): void {

@@ -5,10 +5,13 @@ import {
   type ApprovalStatus,
   type Pedelec,
   type PedelecEventContext,
+  type PedelecRunOptions,
+  type PedelecRunResult,
   type PedelecSession,
   type SessionStatus,
   type ToolDefinition,
 } from "./index.js";
+import type { ScriptRunResult } from "@pedelec/protocol/script-run";
 
 declare const pedelec: Pedelec;
 
@@ -76,7 +79,8 @@ describe("PedelecSession", () => {
   it("types its callbacks and fields", async () => {
     const session = await pedelec.resumeSession("session-0001");
     expectTypeOf(session.model).toEqualTypeOf<string | undefined>();
-    expectTypeOf(session.workspace).toEqualTypeOf<{ readonly path: string; readonly managed: boolean }>();
+    expectTypeOf(session.workspace.path).toEqualTypeOf<string>();
+    expectTypeOf(session.workspace.managed).toEqualTypeOf<boolean>();
     expectTypeOf(session.getStatus()).toEqualTypeOf<SessionStatus>();
     expectTypeOf(session.sendText("hi")).toEqualTypeOf<Promise<void>>();
     expectTypeOf(session.onChatDelta((delta: string, context: PedelecEventContext) => void [delta, context])).toEqualTypeOf<
@@ -94,5 +98,41 @@ describe("Pedelec", () => {
     expectTypeOf(await pedelec.getApprovalStatus()).toEqualTypeOf<ApprovalStatus>();
     expectTypeOf((await pedelec.request("endSession", { sessionId: "session-0001" })).ended).toEqualTypeOf<boolean>();
     expectTypeOf(await pedelec.request<{ custom: number }>("someFutureRequest")).toEqualTypeOf<{ custom: number }>();
+  });
+});
+
+describe("workspace.run", () => {
+  it("takes an entry or a source, with the shared options", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    const controller = new AbortController();
+    expectTypeOf(session.workspace.run({ entry: "scripts/report.ts" })).toEqualTypeOf<Promise<PedelecRunResult>>();
+    void session.workspace.run({ source: "console.log(1)", args: ["a"], timeoutMs: 5_000, access: "full", signal: controller.signal });
+    const args = ["a", "b"] as const;
+    void session.workspace.run({ entry: "a.ts", args, importMap: "import_map.json", access: "sandbox" });
+    const options: PedelecRunOptions = { entry: "a.ts" };
+    void session.workspace.run(options);
+  });
+
+  it("refuses both entry and source, neither of them, and unknown access modes", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    // @ts-expect-error -- exactly one of entry and source
+    void session.workspace.run({ entry: "a.ts", source: "console.log(1)" });
+    // @ts-expect-error -- one of entry and source is needed
+    void session.workspace.run({ args: ["a"] });
+    // @ts-expect-error -- not an access mode
+    void session.workspace.run({ entry: "a.ts", access: "root" });
+    // @ts-expect-error -- arguments are strings
+    void session.workspace.run({ entry: "a.ts", args: [1] });
+  });
+
+  it("resolves with the protocol's run result, field by field", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    const result = await session.workspace.run({ entry: "a.ts" });
+    expectTypeOf(result).toEqualTypeOf<PedelecRunResult>();
+    expectTypeOf<PedelecRunResult>().toExtend<ScriptRunResult>();
+    expectTypeOf<ScriptRunResult>().toExtend<PedelecRunResult>();
+    expectTypeOf(result.exitCode).toEqualTypeOf<number | null>();
+    expectTypeOf(result.termination).toEqualTypeOf<"exited" | "timeout" | "cancelled" | "memory-limit">();
+    expectTypeOf(result.processTreeCleanupError).toEqualTypeOf<string | undefined>();
   });
 });

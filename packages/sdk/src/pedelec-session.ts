@@ -7,7 +7,8 @@ import { ListenerSet, reportCallbackError } from "./listener-set.js";
 import { randomId } from "./random-id.js";
 import { validateRequestPayload } from "./request-validation.js";
 import { ToolDispatcher } from "./tool-dispatch.js";
-import type { ChatMessage, PedelecEventContext, PedelecWorkspace, ToolHandler } from "./types.js";
+import { WorkspaceRuns } from "./workspace-runs.js";
+import type { ChatMessage, PedelecEventContext, PedelecRunOptions, PedelecWorkspace, ToolHandler } from "./types.js";
 
 /** What `Pedelec` hands a new session handle. Not part of the public API. */
 export interface SessionInit {
@@ -59,11 +60,12 @@ export class PedelecSession<TToolName extends string = string> {
   readonly model: string | undefined;
   /** ISO 8601 time Core created the session. */
   readonly sessionCreatedAt: string;
-  /** The folder the agent works in. */
+  /** The folder the agent works in; `workspace.run()` runs scripts in it. */
   readonly workspace: PedelecWorkspace;
 
   readonly #bridge: Bridge;
   readonly #tools: ToolDispatcher;
+  readonly #runs: WorkspaceRuns;
   readonly #unsubscribeBridge: Array<() => void>;
   #generation: number | undefined;
   #resubscribing: Promise<void> | undefined;
@@ -90,8 +92,18 @@ export class PedelecSession<TToolName extends string = string> {
     this.effortLevel = info.effortLevel;
     this.model = info.model ?? undefined;
     this.sessionCreatedAt = info.sessionCreatedAt;
-    this.workspace = Object.freeze({ path: info.workspace.path, managed: info.workspace.managed });
     this.#bridge = init.bridge;
+    this.#runs = new WorkspaceRuns({
+      sessionId: info.sessionId,
+      bridge: init.bridge,
+      ready: () => this.#ensureSubscribed(),
+      refusal: () => (this.#endedBy === undefined ? undefined : sessionEnded()),
+    });
+    this.workspace = Object.freeze({
+      path: info.workspace.path,
+      managed: info.workspace.managed,
+      run: (options: PedelecRunOptions) => this.#runs.run(options),
+    });
     this.#generation = init.generation;
     this.#status = info.status;
     this.#lastSeq = info.lastSeq;
@@ -397,6 +409,7 @@ export class PedelecSession<TToolName extends string = string> {
     for (const unsubscribe of this.#unsubscribeBridge) unsubscribe();
     const error = sessionEnded();
     this.#tools.abortAll(error);
+    this.#runs.failAll(error);
     const turn = this.#activeTurn;
     this.#activeTurn = undefined;
     turn?.reject(error);

@@ -6,6 +6,7 @@ import type {
   SessionStatus as ProtocolSessionStatus,
   TurnKind as ProtocolTurnKind,
 } from "@pedelec/protocol/domain";
+import type { RunTermination as ProtocolRunTermination } from "@pedelec/protocol/script-run";
 import type { Activity as ProtocolActivity } from "@pedelec/protocol/session-events";
 import type { ArgsSchemaNode as ProtocolArgsSchemaNode, ObjectSchemaNode } from "@pedelec/protocol/tool-schema";
 
@@ -258,7 +259,116 @@ export type CreateSessionOptions<TTools extends readonly ToolDefinition[] = read
 export type ToolNameOf<TTools extends readonly ToolDefinition[]> = TTools[number]["name"];
 
 /**
- * The folder a session works in.
+ * How a script run ended, as far as Pedelec is concerned: `"exited"` (every exit of the script's own making,
+ * whatever its exit code), `"timeout"`, `"cancelled"` or `"memory-limit"`.
+ *
+ * @example
+ * ```ts
+ * const termination: RunTermination = "exited";
+ * ```
+ */
+export type RunTermination = ProtocolRunTermination;
+
+/** The fields of `workspace.run()` options that do not depend on where the code comes from. */
+export interface PedelecRunCommonOptions {
+  /** Arguments the script reads from `Deno.args`. They never change the run's permissions. */
+  args?: readonly string[];
+  /**
+   * How long the script may run, in milliseconds (default 60000, at most 600000). When it is over, the run's
+   * whole process tree is killed and the result has `timedOut: true`. The SDK waits this long plus the bridge
+   * timeout for the answer.
+   */
+  timeoutMs?: number;
+  /**
+   * `"sandbox"` (the default): read and write inside the workspace only; no network, environment, subprocesses,
+   * FFI, sys, remote or npm imports. `"full"`: runs as the user with no such limits; refused with
+   * `FULL_ACCESS_NOT_GRANTED` unless the user granted this origin Full Access in the extension.
+   */
+  access?: AccessMode;
+  /** A workspace-relative import map, checked before the run (`DENO_IMPORT_MAP_INVALID`). */
+  importMap?: string;
+  /**
+   * Aborting it stops the run: the SDK asks the Desktop to kill the run's process tree and the promise rejects
+   * with `DENO_CANCELLED` at once. An already-aborted signal rejects without starting anything.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of `session.workspace.run()`: exactly one of `entry` (a file in the workspace) and `source` (code run from
+ * the workspace root). Giving both, or neither, is a type error and `INVALID_INPUT` at run time.
+ *
+ * @example
+ * ```ts
+ * const fromFile: PedelecRunOptions = { entry: "scripts/report.ts", args: ["--month", "2025-01"] };
+ * const inline: PedelecRunOptions = { source: "console.log(await Deno.readTextFile('notes.md'));", timeoutMs: 5_000 };
+ * ```
+ */
+export type PedelecRunOptions =
+  | (PedelecRunCommonOptions & {
+      /** A workspace-relative path of the script to run (`DENO_ENTRY_INVALID` when it leaves the workspace or is missing). */
+      entry: string;
+      /** Not with `entry`. */
+      source?: undefined;
+    })
+  | (PedelecRunCommonOptions & {
+      /** JavaScript or TypeScript source to run; relative imports resolve from the workspace root. */
+      source: string;
+      /** Not with `source`. */
+      entry?: undefined;
+    });
+
+/**
+ * The outcome of one `workspace.run()`. A script's own failure (a non-zero exit, an uncaught exception) and a
+ * timeout are outcomes, not errors: the promise resolves with them.
+ *
+ * @example
+ * ```ts
+ * const result: PedelecRunResult = await session.workspace.run({ entry: "build.ts" });
+ * if (result.timedOut) showWarning("The build took too long");
+ * else if (result.exitCode !== 0) showError(result.stderr);
+ * ```
+ */
+export interface PedelecRunResult {
+  /** The script's exit code; null when it did not exit by itself (killed by a signal, a timeout or a cancel). */
+  exitCode: number | null;
+  /** The name of the signal that ended the process (e.g. `"SIGKILL"`), or null when it exited by itself. */
+  signal: string | null;
+  /** What the script wrote to stdout, decoded as UTF-8, up to the output cap (1 MiB). */
+  stdout: string;
+  /** What the script wrote to stderr, decoded as UTF-8, up to the output cap (1 MiB). */
+  stderr: string;
+  /** True when stdout went over the cap; the rest of it was dropped. */
+  stdoutTruncated: boolean;
+  /** True when stderr went over the cap; the rest of it was dropped. */
+  stderrTruncated: boolean;
+  /** True when the run hit its `timeoutMs` and was killed. */
+  timedOut: boolean;
+  /** Wall-clock milliseconds from the start of the script to the end of the run. */
+  durationMs: number;
+  /**
+   * How the run ended: `"exited"` or `"timeout"`. (A cancelled run and one stopped at the memory limit reject with
+   * `DENO_CANCELLED` and `DENO_MEMORY_LIMIT` instead; the other two values appear where runs are reported elsewhere.)
+   */
+  termination: RunTermination;
+  /** The access the run actually had: `"sandbox"` or `"full"`. */
+  access: AccessMode;
+  /**
+   * The boundaries that held the run, e.g. `["deno-permissions", "bubblewrap"]` in the sandbox; empty with Full
+   * Access.
+   */
+  walls: string[];
+  /**
+   * Set when some process the run started could not be cleaned up (best effort: a process that deliberately
+   * escaped its process group may survive). Describes what was left.
+   */
+  processTreeCleanupError?: string;
+  /** Set when collecting the script's output failed; stdout and stderr may then be incomplete. */
+  captureError?: string;
+}
+
+/**
+ * The folder a session works in, and the scripts that run in it.
  *
  * @example
  * ```ts
@@ -270,6 +380,24 @@ export interface PedelecWorkspace {
   readonly path: string;
   /** True when the Desktop created the folder and will remove it; false for an app-chosen `workspace.path`. */
   readonly managed: boolean;
+  /**
+   * Runs one JavaScript or TypeScript script in the workspace with the Desktop's pinned Deno, sandboxed unless
+   * `access: "full"` is asked for and granted. Resolves with the outcome, also when the script fails or times out.
+   * Rejects with a `PedelecError` when the run is refused or stopped: `INVALID_INPUT`, `DENO_ENTRY_INVALID`,
+   * `DENO_IMPORT_MAP_INVALID`, `DENO_UNAVAILABLE`, `FULL_ACCESS_NOT_GRANTED`, `DENO_CANCELLED` (the signal was
+   * aborted), `DENO_MEMORY_LIMIT` (the script used too much memory and was stopped), `SESSION_BUSY` (too many runs
+   * of the session at once), `SESSION_ENDED` (also for runs still going when the session ends), or a transport
+   * error such as `EXTENSION_DISCONNECTED`.
+   *
+   * @example
+   * ```ts
+   * const controller = new AbortController();
+   * stopButton.onclick = () => controller.abort();
+   * const result = await session.workspace.run({ entry: "scripts/count-words.ts", args: ["notes.md"], signal: controller.signal });
+   * console.log(result.exitCode, result.stdout);
+   * ```
+   */
+  run(options: PedelecRunOptions): Promise<PedelecRunResult>;
 }
 
 /**

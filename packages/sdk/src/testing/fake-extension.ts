@@ -103,6 +103,7 @@ export class FakeExtension {
     this.handle("submitToolResult", () => ({ accepted: true }));
     this.handle("cancelTurn", () => ({ cancelled: true }));
     this.handle("endSession", () => ({ ended: true }));
+    this.handle("cancelWorkspaceRun", () => ({ cancelled: true }));
   }
 
   /** Puts a browser page with this extension in place (undo with vi.unstubAllGlobals()). */
