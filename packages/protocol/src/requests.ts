@@ -134,6 +134,11 @@ export const threadCapabilitySchema = z.string().regex(/^[A-Za-z0-9_-]{16,256}$/
 
 /** Requests only local programs make (the agent's pedelec-cli, the pedelec command). Never forwarded from a page. */
 export const localRequestSchemas = {
+  /** Every tool of the thread with its schema: Pedelec's own agent gives them to the model as native tools. */
+  toolList: {
+    payload: z.strictObject({ threadId: sessionIdSchema, capability: threadCapabilitySchema }),
+    result: z.array(toolManifestEntrySchema.extend({ timeoutMs: z.number().int().positive() })),
+  },
   toolSpec: {
     payload: z.strictObject({ threadId: sessionIdSchema, capability: threadCapabilitySchema, toolName: toolNameSchema }),
     result: toolManifestEntrySchema.extend({ timeoutMs: z.number().int().positive() }),

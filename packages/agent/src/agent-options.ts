@@ -1,0 +1,109 @@
+import { isAbsolute } from "node:path";
+import { parseArgs } from "node:util";
+import { DEFAULT_AGENT_MAX_TOOL_ROUNDS } from "@pedelec/protocol/agent-wire";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+
+export const AGENT_USAGE = `Usage:
+  pedelec-agent run --workspace <absolute dir> --model <name> --base-url <url> [--conversation <id>]
+                    [--num-ctx <n>] [--temperature <x>] [--think on|off] [--max-tool-rounds <n>]
+The prompt is read from stdin; the endpoint's API key from $PEDELEC_OLLAMA_API_KEY.`;
+
+/** The pattern of a conversation id (the same as agent-wire's conversation-started), which keeps it a plain file name. */
+export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
+
+/** One turn's settings, from the command line. */
+export interface AgentOptions {
+  workspace: string;
+  model: string;
+  baseUrl: URL;
+  conversationId?: string;
+  numCtx?: number;
+  temperature?: number;
+  think?: boolean;
+  maxToolRounds: number;
+}
+
+/** Parses `run …`; every refusal is a PedelecError the caller prints as turn-failed. */
+export function parseAgentOptions(argv: readonly string[]): AgentOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: {
+        workspace: { type: "string" },
+        model: { type: "string" },
+        "base-url": { type: "string" },
+        conversation: { type: "string" },
+        "num-ctx": { type: "string" },
+        temperature: { type: "string" },
+        think: { type: "string" },
+        "max-tool-rounds": { type: "string" },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    throw new PedelecError("INVALID_INPUT", `${(error as Error).message}\n${AGENT_USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1 || positionals[0] !== "run") {
+    throw new PedelecError("INVALID_INPUT", `expected the one command \`run\`, got ${JSON.stringify(positionals)}\n${AGENT_USAGE}`);
+  }
+  const workspace = values.workspace;
+  if (workspace === undefined || !isAbsolute(workspace)) {
+    throw new PedelecError("WORKSPACE_PATH_INVALID", `--workspace must be an absolute folder\n${AGENT_USAGE}`);
+  }
+  const model = values.model?.trim();
+  if (model === undefined || model === "") throw new PedelecError("MODEL_REQUIRED", `--model is required\n${AGENT_USAGE}`);
+  const options: AgentOptions = {
+    workspace,
+    model,
+    baseUrl: parseBaseUrl(values["base-url"]),
+    maxToolRounds: DEFAULT_AGENT_MAX_TOOL_ROUNDS,
+  };
+  if (values.conversation !== undefined) {
+    if (!CONVERSATION_ID_PATTERN.test(values.conversation)) {
+      throw new PedelecError("INVALID_INPUT", "--conversation must be 8–128 letters, digits, '_' or '-'");
+    }
+    options.conversationId = values.conversation;
+  }
+  if (values["num-ctx"] !== undefined) options.numCtx = positiveInteger("--num-ctx", values["num-ctx"], 16 * 1024 * 1024);
+  if (values["max-tool-rounds"] !== undefined) options.maxToolRounds = positiveInteger("--max-tool-rounds", values["max-tool-rounds"], 10_000);
+  if (values.temperature !== undefined) {
+    const temperature = Number(values.temperature);
+    if (values.temperature.trim() === "" || !Number.isFinite(temperature) || temperature < 0 || temperature > 100) {
+      throw new PedelecError("INVALID_INPUT", "--temperature must be a number from 0 to 100");
+    }
+    options.temperature = temperature;
+  }
+  if (values.think !== undefined) {
+    if (values.think !== "on" && values.think !== "off") throw new PedelecError("INVALID_INPUT", "--think must be on or off");
+    options.think = values.think === "on";
+  }
+  return options;
+}
+
+/** An http(s) URL without credentials, query or fragment; anything else is refused before any request. */
+export function parseBaseUrl(text: string | undefined): URL {
+  if (text === undefined || text.trim() === "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "--base-url is required, e.g. http://127.0.0.1:11434");
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new PedelecError("OLLAMA_BASE_URL_INVALID", `the Ollama base URL ${JSON.stringify(text)} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new PedelecError("OLLAMA_BASE_URL_INVALID", `the Ollama base URL must use http or https, not ${url.protocol.replace(/:$/, "")}`);
+  }
+  // Credentials in the URL would end up in error messages; the key travels only in the Authorization header.
+  if (url.username !== "" || url.password !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "the Ollama base URL may not hold a user name or password");
+  if (url.search !== "" || url.hash !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "the Ollama base URL may not have a query or fragment");
+  return url;
+}
+
+function positiveInteger(flag: string, text: string, maximum: number): number {
+  if (!/^[1-9][0-9]*$/.test(text) || Number(text) > maximum) {
+    throw new PedelecError("INVALID_INPUT", `${flag} must be a whole number from 1 to ${maximum}`);
+  }
+  return Number(text);
+}
