@@ -6,15 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "vitest";
 import { openSdkPage, repoRoot, setUpE2e } from "../test/e2e/harness.js";
+import { latencySummary, ms } from "./latency-summary.js";
 
 const TURNS = Number.parseInt(process.env.BENCH_TURNS ?? "100", 10);
 
-function summary(samples: number[]): { median: number; p95: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-  return { median: at(0.5), p95: at(0.95) };
-}
-const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 /** The stand-in agent alone: spawn → first text_delta line on stdout, no Pedelec in between. */
 async function standInFirstDelta(): Promise<number> {
@@ -94,9 +89,9 @@ it("measures launch → first session and sendText → first delta", async () =>
     const standIn: number[] = [];
     for (let index = 0; index < Math.min(TURNS, 30); index += 1) standIn.push(await standInFirstDelta());
 
-    const delta = summary(firstDeltas);
-    const baseline = summary(standIn);
-    const bridge = summary(roundTrips);
+    const delta = latencySummary(firstDeltas);
+    const baseline = latencySummary(standIn);
+    const bridge = latencySummary(roundTrips);
     console.log(`Chromium launch → first session created (Core started by the native host): ${ms(launchToSession)}`);
     console.log(`  of which Chromium launch: ${ms(environment.launchMs)}`);
     console.log(`sendText → first delta over ${firstDeltas.length} turns: median ${ms(delta.median)}, p95 ${ms(delta.p95)}`);

@@ -16,15 +16,10 @@ import { startCore } from "@pedelec/core/core-daemon";
 import { capabilityOfHangingAgent } from "@pedelec/core/testing/agent-capability";
 import { repoRoot } from "../test/e2e/harness.js";
 import { expect, it } from "vitest";
+import { latencySummary, ms } from "./latency-summary.js";
 
 const RUNS = Number.parseInt(process.env.BENCH_SCRIPT_RUNS ?? "50", 10);
 
-function summary(samples: number[]): { median: number; p95: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-  return { median: at(0.5), p95: at(0.95) };
-}
-const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 function runRaw(denoPath: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -99,11 +94,11 @@ it("measures ScriptRunner.run against raw deno run", async () => {
     samples.raw.push(performance.now() - started);
     expect(rawOutput).toBe("hello world\n");
   }
-  const raw = summary(samples.raw);
-  const cachedSummary = summary(samples.cached);
-  const coldSummary = summary(samples.cold);
-  const commandSummary = summary(samples.command);
-  const nodeSummary = summary(samples.node);
+  const raw = latencySummary(samples.raw);
+  const cachedSummary = latencySummary(samples.cached);
+  const coldSummary = latencySummary(samples.cold);
+  const commandSummary = latencySummary(samples.command);
+  const nodeSummary = latencySummary(samples.node);
   console.log(`script runtime, ${RUNS} runs each (interleaved):`);
   console.log(`  raw deno run (same flags, no wall):       median ${ms(raw.median)}, p95 ${ms(raw.p95)}`);
   console.log(`  pedelec-ts-runtime through Core:          median ${ms(commandSummary.median)}, p95 ${ms(commandSummary.p95)}, ratio ${(commandSummary.median / raw.median).toFixed(2)}×`);

@@ -22,7 +22,8 @@ describe("the demo app in real Chromium", () => {
     // Once the site is approved, the picker shows what this machine can run and why the rest cannot.
     await expect.poll(() => page.locator('#provider option[value="claude"]').getAttribute("data-available"), { timeout: 10_000 }).toBe("true");
     expect(await page.locator('#provider option[value="ollama"]').getAttribute("data-available")).toBe("false");
-    expect(await page.locator('#provider-reasons li[data-provider="ollama"]').textContent()).toContain("not supported by this version of Pedelec");
+    // No key configured: the reason says how to set one.
+    expect(await page.locator('#provider-reasons li[data-provider="ollama"]').textContent()).toContain("pedelec config set ollama.apiKey");
 
     const cardsBefore = await page.locator("#board .card").count();
     await page.locator("#message").fill('call-tool add_todo {"title":"Write the release notes","column":"doing"}');

@@ -62,6 +62,7 @@ const PREFIXES: ReadonlyArray<readonly [string, ErrorLayer]> = [
   ["MODEL_", "provider"],
   ["EFFORT_", "provider"],
   ["OLLAMA_", "provider"],
+  ["AGENT_", "provider"],
   ["SESSION_", "session"],
   ["TURN_", "session"],
   ["TOOL_", "tool"],

@@ -2,6 +2,7 @@ import { EFFORT_LEVELS, PROVIDER_CODES, effortLevelSchema, providerCodeSchema, t
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderRegistry } from "@pedelec/core/providers/provider-registry";
 import { loadSettings, updateSettingsFile, type Settings } from "@pedelec/core/settings";
+import { DEFAULT_OLLAMA_BASE_URL, parseBaseUrl } from "@pedelec/core/providers/ollama/ollama-endpoint";
 import { isAbsolute } from "node:path";
 
 /** The keys `pedelec config` reads and writes, as `a.b.c` paths into settings.json. */
@@ -11,7 +12,12 @@ export const CONFIG_KEYS = [
   ...PROVIDER_CODES.map((code) => `defaultModels.${code}`),
   ...PROVIDER_CODES.flatMap((code) => EFFORT_LEVELS.map((level) => `effortProfiles.${code}.${level}`)),
   ...PROVIDER_CODES.map((code) => `providers.${code}.path`),
+  "ollama.baseUrl",
+  "ollama.apiKey",
 ];
+
+/** What `config get` shows for a secret: whether it is set, never the value. */
+export const SECRET_SET = "(set)";
 
 /** Every key with its value in force: a configured effort profile, or the provider's default one. */
 export function configValues(settings: Settings, providers: ProviderRegistry): Record<string, unknown> {
@@ -25,6 +31,8 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
     for (const level of EFFORT_LEVELS) values[`effortProfiles.${code}.${level}`] = settings.effortProfiles[code]?.[level] ?? defaults?.[level] ?? null;
   }
   for (const code of PROVIDER_CODES) values[`providers.${code}.path`] = settings.providers[code]?.path ?? null;
+  values["ollama.baseUrl"] = settings.ollama.baseUrl;
+  values["ollama.apiKey"] = settings.ollama.apiKey === "" ? null : SECRET_SET;
   return values;
 }
 
@@ -39,7 +47,7 @@ export async function readConfig(settingsFile: string, providers: ProviderRegist
  */
 export async function setConfig(settingsFile: string, providers: ProviderRegistry, key: string, value: string): Promise<void> {
   if (!CONFIG_KEYS.includes(key)) {
-    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path`);
+    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey`);
   }
   const [section, code, level] = key.split(".") as [string, ProviderCode | undefined, string | undefined];
   await updateSettingsFile(settingsFile, (raw) => {
@@ -59,6 +67,13 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
         return { ...raw, defaultModels: withEntry(raw.defaultModels, code!, value === "" ? undefined : value) };
       case "effortProfiles":
         return { ...raw, effortProfiles: withEntry(raw.effortProfiles, code!, withEntry(objectAt(raw.effortProfiles, code!), level!, effortTokens(providers, code!, level!, value))) };
+      case "ollama": {
+        // `code` is the field here: baseUrl (empty resets it) or apiKey (empty clears it).
+        const field = code as string;
+        if (field === "baseUrl" && value !== "") parseBaseUrl(value);
+        const entry = field === "baseUrl" && value === "" ? DEFAULT_OLLAMA_BASE_URL : value;
+        return { ...raw, ollama: { ...objectAt(raw, "ollama"), [field]: entry } };
+      }
       default: {
         if (value !== "" && !isAbsolute(value)) throw new PedelecError("INVALID_INPUT", `${key} must be an absolute path`);
         return { ...raw, providers: withEntry(raw.providers, code!, value === "" ? undefined : { ...objectAt(raw.providers, code!), path: value }) };

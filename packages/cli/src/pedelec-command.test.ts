@@ -136,4 +136,25 @@ describe("pedelec providers / config", () => {
       effortProfiles: { claude: { high: ["--effort", "max"] } },
     });
   });
+
+  it("keeps the Ollama key secret: stored 0600, shown only as set, never printed", async () => {
+    expect((await pedelec("config", "set", "ollama.apiKey", "sk-very-secret")).code).toBe(0);
+    expect((await pedelec("config", "set", "ollama.baseUrl", "http://127.0.0.1:8080")).code).toBe(0);
+    const all = await pedelec("config", "get", "--json");
+    expect(all.out).not.toContain("sk-very-secret");
+    expect(JSON.parse(all.out)).toMatchObject({ "ollama.apiKey": "(set)", "ollama.baseUrl": "http://127.0.0.1:8080" });
+    expect((await pedelec("config", "get", "ollama.apiKey")).out).toBe("(set)");
+    expect((await stat(join(home, "settings.json"))).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(join(home, "settings.json"), "utf8"))).toMatchObject({ ollama: { apiKey: "sk-very-secret" } });
+
+    const refused = await pedelec("config", "set", "ollama.baseUrl", "ftp://127.0.0.1/");
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain("OLLAMA_BASE_URL_INVALID");
+    // Empty values reset: the default address, no key.
+    expect((await pedelec("config", "set", "ollama.baseUrl", "")).code).toBe(0);
+    expect((await pedelec("config", "set", "ollama.apiKey", "")).code).toBe(0);
+    expect(JSON.parse((await pedelec("config", "get", "--json")).out)).toMatchObject({ "ollama.apiKey": null, "ollama.baseUrl": "http://127.0.0.1:11434" });
+    const refusedProfile = await pedelec("config", "set", "effortProfiles.ollama.high", '["--base-url","http://evil.example"]');
+    expect(refusedProfile.err).toContain("EFFORT_PROFILE_INVALID");
+  });
 });

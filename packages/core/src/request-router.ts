@@ -101,6 +101,11 @@ export function createRequestRouter(context: RouterContext) {
   };
 
   const localHandlers: LocalHandlers = {
+    toolList: (payload) =>
+      sessions
+        .getForAgent(payload.threadId, payload.capability)
+        .setup.tools.list()
+        .map((tool) => ({ name: tool.name, description: tool.description, argsSchema: tool.argsSchema, timeoutMs: tool.timeoutMs })),
     toolSpec: (payload) => {
       const tool = sessions.getForAgent(payload.threadId, payload.capability).setup.tools.get(payload.toolName);
       return { name: tool.name, description: tool.description, argsSchema: tool.argsSchema, timeoutMs: tool.timeoutMs };

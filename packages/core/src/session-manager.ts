@@ -14,6 +14,7 @@ import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
 import { configuredEffortArgv, type Settings } from "./settings.js";
 import { capabilityMatches, issueThreadCapability } from "./thread-capability.js";
 import { ToolRegistry } from "./tool-registry.js";
+import { requireEndpointSettings, requireModel, type OllamaEndpoint } from "./providers/ollama/ollama-endpoint.js";
 import { prepareExplicitWorkspace, prepareManagedWorkspace, removeManagedWorkspace, type PreparedWorkspace } from "./workspace.js";
 
 export interface SessionManagerOptions {
@@ -25,6 +26,9 @@ export interface SessionManagerOptions {
   scriptRunner: () => Promise<ScriptRunner>;
   publish: (envelope: SessionEventEnvelope) => void;
 }
+
+/** How long createSession waits for an HTTP provider's endpoint to list its models. */
+const ENDPOINT_CHECK_TIMEOUT_MS = 10_000;
 
 /** Creates sessions and finds them again, enforcing that a session belongs to the origin that made it. */
 export class SessionManager {
@@ -57,7 +61,13 @@ export class SessionManager {
     if (input.access === "full" && !fullAccessAdmitted) {
       throw new PedelecError("FULL_ACCESS_NOT_GRANTED", `Full Access is not granted to ${origin}`);
     }
+    let endpoint: OllamaEndpoint | undefined;
+    if (provider === "ollama") {
+      endpoint = { ...settings.ollama };
+      requireEndpointSettings(endpoint);
+    }
     const located = await this.#locator.locate(provider, input.provider === undefined, settings.providers[provider]?.path);
+    if (endpoint !== undefined && model !== null) await requireModel(endpoint, model, AbortSignal.timeout(ENDPOINT_CHECK_TIMEOUT_MS));
     const effortLevel = input.effortLevel ?? settings.defaultEffortLevel;
     const effortArgv = located.adapter.validateEffortArgv(
       configuredEffortArgv(settings, provider, effortLevel) ?? located.adapter.defaultEffortProfiles()[effortLevel],
@@ -95,6 +105,7 @@ export class SessionManager {
       unfollowedTurnGraceMs: settings.unfollowedTurnGraceMs,
       processLedger: this.options.processLedger,
       scriptRunner: this.options.scriptRunner,
+      ...(endpoint ? { endpoint } : {}),
       publish: this.options.publish,
     });
     this.#sessions.set(sessionId, session);

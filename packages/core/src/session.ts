@@ -45,6 +45,8 @@ export interface SessionSetup {
   processLedger: ProcessGroupLedger;
   /** Core's script runner, created on first use. */
   scriptRunner: () => Promise<ScriptRunner>;
+  /** The HTTP endpoint of a provider that calls one itself (ollama), snapshotted like the effort profile. */
+  endpoint?: { baseUrl: string; apiKey: string };
   publish: (envelope: SessionEventEnvelope) => void;
 }
 
@@ -262,6 +264,7 @@ export class Session {
         access: setup.access,
         model: setup.model,
         effortArgv: setup.effortArgv,
+        ...(setup.endpoint ? { endpoint: setup.endpoint } : {}),
         env: this.#providerEnv(),
         signal: turn.controller.signal,
         onProcessStarted: (pid) => {

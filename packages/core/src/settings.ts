@@ -4,6 +4,7 @@ import { z } from "zod";
 import { effortLevelSchema, providerCodeSchema, type EffortLevel, type ProviderCode } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { DEFAULT_OLLAMA_BASE_URL } from "./providers/ollama/ollama-endpoint.js";
 
 const effortProfilesSchema = z.partialRecord(effortLevelSchema, z.array(z.string()));
 
@@ -50,6 +51,14 @@ export const settingsFileSchema = z.object({
       z.strictObject({ path: z.string().refine((path) => isAbsolute(path), "must be an absolute path") }),
     )
     .default({}),
+  /**
+   * The Ollama-compatible endpoint Pedelec's own agent talks to. The key is a secret: the file is written 0600, and the
+   * key is never returned to a page, printed by `pedelec config get`, or logged. Checked where used
+   * (OLLAMA_BASE_URL_INVALID, OLLAMA_API_KEY_REQUIRED), so a bad value never makes the whole file unusable.
+   */
+  ollama: z
+    .object({ baseUrl: z.string().default(DEFAULT_OLLAMA_BASE_URL), apiKey: z.string().default("") })
+    .default({ baseUrl: DEFAULT_OLLAMA_BASE_URL, apiKey: "" }),
   /** A provider silent this long (outside tool waits) is treated as hung. */
   providerIdleTimeoutMs: z.number().int().min(1000).default(10 * 60_000),
   /**

@@ -11,6 +11,8 @@ export interface CliProviderDefinition<TSummary> {
   displayName: string;
   /** Executable name searched for (PEDELEC_PROVIDER_PATH, the recorded path, PATH, the usual install folders). */
   programName: string;
+  /** Pedelec's own program, found only in PEDELEC_HOME/bin (see ProviderAdapter.bundled). */
+  bundled?: boolean;
   capabilities: ProviderCapabilities;
   defaultEffortProfiles(): Record<EffortLevel, string[]>;
   /**
@@ -34,6 +36,7 @@ export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSu
     code: definition.code,
     displayName: definition.displayName,
     programName: definition.programName,
+    ...(definition.bundled ? { bundled: true } : {}),
     capabilities: definition.capabilities,
     defaultEffortProfiles: () => definition.defaultEffortProfiles(),
     validateEffortArgv: (tokens, where) => validateEffortArgv(tokens, where, definition),

@@ -52,6 +52,8 @@ export interface ProviderTurnRequest {
   env: Record<string, string>;
   /** Aborting kills the provider's whole process tree; runTurn then settles with the abort reason. */
   signal: AbortSignal;
+  /** For a provider that calls an HTTP API itself (Pedelec's own agent): the endpoint, snapshotted at session creation. */
+  endpoint?: { baseUrl: string; apiKey: string };
   /** Told the pid of each process the turn starts (each leads its own process group), so Core can reap them later. */
   onProcessStarted?: (pid: number) => void;
 }
@@ -79,6 +81,11 @@ export interface ProviderAdapter {
   readonly displayName: string;
   /** Executable name searched for on PEDELEC_PROVIDER_PATH, then PATH. */
   readonly programName: string;
+  /**
+   * Pedelec's own program rather than a vendor CLI: it is looked for only in PEDELEC_HOME/bin, where `pedelec install`
+   * writes its launcher, never on PATH.
+   */
+  readonly bundled?: boolean;
   readonly capabilities: ProviderCapabilities;
   /** Effort profiles a fresh install starts with. */
   defaultEffortProfiles(): Record<EffortLevel, string[]>;

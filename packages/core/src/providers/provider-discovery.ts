@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import type { ProviderAdapter, ProviderDiscovery } from "./provider-adapter.js";
 import { runProviderProcess } from "./provider-process.js";
+import { resolveCorePaths } from "../core-paths.js";
 
 export const VERSION_PROBE_TIMEOUT_MS = 5_000;
 
@@ -151,6 +152,14 @@ export async function discoverProvider(
   signal: AbortSignal,
   configuredPath?: string,
 ): Promise<ProviderDiscovery> {
+  if (adapter.bundled) {
+    const binDir = resolveCorePaths(env).binDir;
+    const installed = path.join(binDir, adapter.programName);
+    if (!(await isExecutableFile(installed))) {
+      return { available: false, executablePath: null, version: null, error: `${adapter.programName} is not installed in ${binDir}; run \`pedelec install\`` };
+    }
+    return adapter.discover(installed, signal, definedOnly(env));
+  }
   let executablePath = await findExecutable(adapter.programName, providerSearchPath({ PEDELEC_PROVIDER_PATH: env.PEDELEC_PROVIDER_PATH }, false));
   if (executablePath === null && configuredPath !== undefined) {
     if (!(await isExecutableFile(configuredPath))) {

@@ -5,6 +5,7 @@ import { createCodexAdapter } from "./codex/codex-adapter.js";
 import { createOpencodeAdapter } from "./opencode/opencode-adapter.js";
 import { createAntigravityAdapter } from "./antigravity/antigravity-adapter.js";
 import { createCursorAdapter } from "./cursor/cursor-adapter.js";
+import { createOllamaAdapter } from "./ollama/ollama-adapter.js";
 
 /** The provider adapters Core can drive. */
 export interface ProviderRegistry {
@@ -21,6 +22,7 @@ const ADAPTER_FACTORIES: Partial<Record<ProviderCode, () => ProviderAdapter>> = 
   opencode: () => createOpencodeAdapter(),
   antigravity: () => createAntigravityAdapter(),
   cursor: () => createCursorAdapter(),
+  ollama: () => createOllamaAdapter(),
 };
 
 export function createProviderRegistry(): ProviderRegistry {

@@ -19,19 +19,23 @@ export interface CoreHomeOptions {
   stateFolders?: Record<string, string>;
   /** A built pedelec-cli entry: the home gets the launcher `pedelec install` writes, which runs it. */
   pedelecCliEntry?: string;
+  /** More launchers in the home's bin folder, program name → built entry (e.g. pedelec-agent, pedelec-ts-runtime). */
+  launchers?: Record<string, string>;
 }
 
 /** A fresh PEDELEC_HOME for one test; the caller stops Core and removes the home. */
 export async function createCoreHome(options: CoreHomeOptions): Promise<CoreHome> {
   const home = await mkdtemp(join(tmpdir(), options.prefix));
   const stateEnv = Object.fromEntries(Object.entries(options.stateFolders ?? {}).map(([name, folder]) => [name, join(home, folder)]));
-  if (options.pedelecCliEntry !== undefined) {
-    // Core puts PEDELEC_HOME/bin first on the agent's PATH, where the installed launcher lives, pinned to its home.
+  const launchers = { ...options.launchers, ...(options.pedelecCliEntry !== undefined ? { "pedelec-cli": options.pedelecCliEntry } : {}) };
+  for (const [program, entry] of Object.entries(launchers)) {
+    // Core puts PEDELEC_HOME/bin first on the agent's PATH, where the installed launchers live, pinned to their home.
     await mkdir(join(home, "bin"), { recursive: true, mode: 0o700 });
-    const launcher = join(home, "bin", "pedelec-cli");
-    await writeFile(launcher, `#!/bin/sh\nPEDELEC_HOME='${home}'\nexport PEDELEC_HOME\nexec '${process.execPath}' '${options.pedelecCliEntry}' "$@"\n`);
+    const launcher = join(home, "bin", program);
+    await writeFile(launcher, `#!/bin/sh\nPEDELEC_HOME='${home}'\nexport PEDELEC_HOME\nexec '${process.execPath}' '${entry}' "$@"\n`);
     await chmod(launcher, 0o755);
   }
+
   return { home, env: { ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: options.providerPath, ...stateEnv } };
 }
 
