@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { AssetTransfers, type AssetTransfersOptions } from "./assets/asset-transfers.js";
 import { DEFAULT_CONNECTION_LIMITS, PendingFrameBytes, type ConnectionLimits } from "./connection-limits.js";
 import { CoreClientConnection } from "./core-connection.js";
 import { acquireCoreLock } from "./core-lock.js";
@@ -21,6 +22,8 @@ import { sweepManagedWorkspaces } from "./workspace.js";
 
 export interface RunningCore {
   paths: CorePaths;
+  /** The loopback port asset bodies travel through, or null when the asset server could not start. */
+  assetPort: number | null;
   /** Resolves once Core has stopped (after stop() or a shutdown request). */
   stopped: Promise<void>;
   stop(): Promise<void>;
@@ -29,6 +32,8 @@ export interface RunningCore {
 export interface StartCoreOptions {
   /** Overrides for the socket's limits (see connection-limits.ts); tests use short timeouts and small caps. */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** The asset server's port, ticket lifetime and clock; tests shorten the lifetime or take the port away. */
+  assets?: AssetTransfersOptions;
 }
 
 /**
@@ -70,6 +75,9 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
     publish,
   });
 
+  // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
+  const assets = await AssetTransfers.start(options.assets);
+
   let stopping: Promise<void> | undefined;
   let markStopped: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
@@ -77,6 +85,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
     stopping ??= (async () => {
       log("info", "Core stopping");
       server.close();
+      await assets.close();
       await sessions.shutdown();
       watchdog.close();
       for (const connection of connections) connection.close();
@@ -94,6 +103,7 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
     startedAt: new Date().toISOString(),
     requestShutdown: () => void stop(),
     fullAccess,
+    assets,
   });
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   const pendingFrameBytes = new PendingFrameBytes(limits.maxPendingFrameBytes);
@@ -118,12 +128,13 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
     });
   });
   await listen(server, paths.socketPath).catch(async (error: unknown) => {
+    await assets.close();
     await lock.release();
     throw PedelecError.from(error, "IPC_UNAVAILABLE", "Core could not listen");
   });
   await chmod(paths.socketPath, 0o600);
   log("info", "Core listening", { socket: paths.socketPath, pid: process.pid });
-  return { paths, stopped, stop };
+  return { paths, assetPort: assets.port, stopped, stop };
 }
 
 function listen(server: Server, socketPath: string): Promise<void> {

@@ -18,6 +18,11 @@ describe("first prompt", () => {
     expect(prompt).toMatch(/never fall back to\s+node, bun, deno/);
   });
 
+  it("says where the page's uploads are and that files written there reach the page", () => {
+    expect(prompt).toContain("Files the user uploads from the page are in `.pedelec-runtime/assets/`");
+    expect(prompt).toMatch(/Files you write there \(not symlinks\) are visible to the page/);
+  });
+
   it("ends with the user's message after the marker", () => {
     expect(prompt.endsWith(`${USER_MESSAGE_MARKER}\nAdd milk`)).toBe(true);
   });

@@ -12,6 +12,7 @@ import {
   localRequestSchemas,
   type CoreRequestType,
 } from "@pedelec/protocol/requests";
+import type { AssetTransfers } from "./assets/asset-transfers.js";
 import type { FullAccessGate } from "./full-access-gate.js";
 import type { z } from "zod";
 import type { CoreClientConnection } from "./core-connection.js";
@@ -27,6 +28,7 @@ export interface RouterContext {
   startedAt: string;
   requestShutdown: () => void;
   fullAccess: FullAccessGate;
+  assets: AssetTransfers;
 }
 
 type SessionHandlers = {
@@ -94,6 +96,11 @@ export function createRequestRouter(context: RouterContext) {
         .getForOrigin(payload.sessionId, origin)
         .scripts.cancel(payload.runId, new PedelecError("DENO_CANCELLED", "the page cancelled the run")),
     }),
+    prepareAssetUpload: (payload, origin) =>
+      context.assets.prepareUpload(sessions.getForOrigin(payload.sessionId, origin), { path: payload.path, sizeBytes: payload.sizeBytes }),
+    prepareAssetDownload: (payload, origin) =>
+      context.assets.prepareDownload(sessions.getForOrigin(payload.sessionId, origin), { path: payload.path }),
+    listAssets: (payload, origin) => context.assets.list(sessions.getForOrigin(payload.sessionId, origin)),
     revokeFullAccess: async (payload, origin) => {
       context.fullAccess.revoke(origin, payload.revokedAt);
       return sessions.revokeFullAccess(origin);

@@ -71,6 +71,7 @@ export class Session {
   #providerSessionId: string | null = null;
   #activeTurn: ActiveTurn | null = null;
   #ended = false;
+  readonly #endController = new AbortController();
   readonly #toolCalls = new ToolCallWaiter();
   #idleTimer: NodeJS.Timeout | undefined;
   #unfollowedTimer: NodeJS.Timeout | undefined;
@@ -93,6 +94,10 @@ export class Session {
   }
   get ended(): boolean {
     return this.#ended;
+  }
+  /** Aborts (with SESSION_ENDED) the moment the session ends, so work bound to it, such as asset transfers, stops. */
+  get endedSignal(): AbortSignal {
+    return this.#endController.signal;
   }
 
   info(): SessionInfo {
@@ -156,6 +161,7 @@ export class Session {
   async end(reason: SessionEndReason): Promise<boolean> {
     if (this.#ended) return false;
     this.#ended = true;
+    this.#endController.abort(new PedelecError("SESSION_ENDED", `session ${this.id} has ended`));
     const scriptsStopped = this.scripts.close(new PedelecError("DENO_CANCELLED", `session ${this.id} ended`));
     const turn = this.#activeTurn;
     if (turn) {

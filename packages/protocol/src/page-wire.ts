@@ -35,6 +35,9 @@ export const pageRequestSchemas = {
   getSettings: sessionRequestSchemas.getSettings,
   runWorkspaceScript: sessionRequestSchemas.runWorkspaceScript,
   cancelWorkspaceRun: sessionRequestSchemas.cancelWorkspaceRun,
+  prepareAssetUpload: sessionRequestSchemas.prepareAssetUpload,
+  prepareAssetDownload: sessionRequestSchemas.prepareAssetDownload,
+  listAssets: sessionRequestSchemas.listAssets,
 } as const;
 export type PageRequestType = keyof typeof pageRequestSchemas;
 export type PageRequestPayload<T extends PageRequestType> = z.input<(typeof pageRequestSchemas)[T]["payload"]>;

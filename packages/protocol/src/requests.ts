@@ -10,6 +10,7 @@ import {
 } from "./domain.js";
 import { boundedJsonValueSchema } from "./bounded-json-schema.js";
 import { wireErrorSchema } from "./pedelec-error.js";
+import { assetRequestSchemas } from "./assets.js";
 import { runIdSchema, scriptRunResultSchema, scriptRunSpecShape, withOneEntry } from "./script-run.js";
 import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
 
@@ -113,6 +114,7 @@ export const sessionRequestSchemas = {
     ),
     result: scriptRunResultSchema,
   },
+  ...assetRequestSchemas,
   /** Stops a run started by runWorkspaceScript (its request then fails with DENO_CANCELLED). */
   cancelWorkspaceRun: {
     payload: z.strictObject({ sessionId: sessionIdSchema, runId: runIdSchema }),

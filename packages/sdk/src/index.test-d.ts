@@ -3,6 +3,11 @@ import {
   defineTool,
   PedelecError,
   type ApprovalStatus,
+  type AssetEntry,
+  type AssetReadKind,
+  type AssetUploadOptions,
+  type AssetUploadProgress,
+  type JsonValue,
   type Pedelec,
   type PedelecEventContext,
   type PedelecRunOptions,
@@ -12,6 +17,7 @@ import {
   type ToolDefinition,
 } from "./index.js";
 import type { ScriptRunResult } from "@pedelec/protocol/script-run";
+import type { AssetEntry as ProtocolAssetEntry } from "@pedelec/protocol/assets";
 
 declare const pedelec: Pedelec;
 
@@ -134,5 +140,44 @@ describe("workspace.run", () => {
     expectTypeOf(result.exitCode).toEqualTypeOf<number | null>();
     expectTypeOf(result.termination).toEqualTypeOf<"exited" | "timeout" | "cancelled" | "memory-limit">();
     expectTypeOf(result.processTreeCleanupError).toEqualTypeOf<string | undefined>();
+  });
+});
+
+describe("assets", () => {
+  it("uploads a File or a Blob and resolves with the asset path", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    const controller = new AbortController();
+    const file = new File(["milk"], "list.txt");
+    expectTypeOf(session.uploadAsset(file)).toEqualTypeOf<Promise<string>>();
+    void session.uploadAsset(new Blob(["x"]), "/inbox/x.bin");
+    void session.uploadAsset(file, undefined, {
+      signal: controller.signal,
+      onProgress: (progress) => expectTypeOf(progress).toEqualTypeOf<AssetUploadProgress>(),
+    });
+    const options: AssetUploadOptions = { onProgress: ({ loadedBytes, totalBytes }) => void [loadedBytes, totalBytes] };
+    void session.uploadAsset(file, "/a.txt", options);
+    // @ts-expect-error -- a path is a string
+    void session.uploadAsset(file, 42);
+    // @ts-expect-error -- uploads take a Blob or a File, not text
+    void session.uploadAsset("milk", "/a.txt");
+  });
+
+  it("lists entries shaped like the protocol's", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    expectTypeOf(await session.listAssets()).toEqualTypeOf<AssetEntry[]>();
+    expectTypeOf<AssetEntry>().toEqualTypeOf<ProtocolAssetEntry>();
+  });
+
+  it("types readAsset by the kind asked for", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    expectTypeOf(session.readAsset("/a.txt", "text")).toEqualTypeOf<Promise<string>>();
+    expectTypeOf(session.readAsset("/a.json", "json")).toEqualTypeOf<Promise<JsonValue>>();
+    expectTypeOf(session.readAsset("/a.png", "file", { signal: new AbortController().signal })).toEqualTypeOf<Promise<File>>();
+    const kind = "text" as AssetReadKind;
+    expectTypeOf(session.readAsset("/a", kind)).toEqualTypeOf<Promise<string | JsonValue | File>>();
+    // @ts-expect-error -- not a read kind
+    void session.readAsset("/a.bin", "binary");
+    // @ts-expect-error -- the kind is required
+    void session.readAsset("/a.txt");
   });
 });

@@ -8,7 +8,20 @@ import { randomId } from "./random-id.js";
 import { validateRequestPayload } from "./request-validation.js";
 import { ToolDispatcher } from "./tool-dispatch.js";
 import { WorkspaceRuns } from "./workspace-runs.js";
-import type { ChatMessage, PedelecEventContext, PedelecRunOptions, PedelecWorkspace, ToolHandler } from "./types.js";
+import { SessionAssets } from "./session-assets.js";
+import type { UploadBody } from "./asset-upload-body.js";
+import type {
+  AssetEntry,
+  AssetReadKind,
+  AssetReadOptions,
+  AssetUploadOptions,
+  ChatMessage,
+  JsonValue,
+  PedelecEventContext,
+  PedelecRunOptions,
+  PedelecWorkspace,
+  ToolHandler,
+} from "./types.js";
 
 /** What `Pedelec` hands a new session handle. Not part of the public API. */
 export interface SessionInit {
@@ -17,6 +30,8 @@ export interface SessionInit {
   readonly generation: number;
   readonly bridge: Bridge;
   readonly inlineHandlers: ReadonlyMap<string, ToolHandler>;
+  /** Sends asset upload bodies (default: XMLHttpRequest in a page). */
+  readonly uploadBody?: UploadBody;
 }
 
 interface ActiveTurn {
@@ -66,6 +81,7 @@ export class PedelecSession<TToolName extends string = string> {
   readonly #bridge: Bridge;
   readonly #tools: ToolDispatcher;
   readonly #runs: WorkspaceRuns;
+  readonly #assets: SessionAssets;
   readonly #unsubscribeBridge: Array<() => void>;
   #generation: number | undefined;
   #resubscribing: Promise<void> | undefined;
@@ -98,6 +114,13 @@ export class PedelecSession<TToolName extends string = string> {
       bridge: init.bridge,
       ready: () => this.#ensureSubscribed(),
       refusal: () => (this.#endedBy === undefined ? undefined : sessionEnded()),
+    });
+    this.#assets = new SessionAssets({
+      sessionId: info.sessionId,
+      bridge: init.bridge,
+      ready: () => this.#ensureSubscribed(),
+      refusal: () => (this.#endedBy === undefined ? undefined : sessionEnded()),
+      ...(init.uploadBody === undefined ? {} : { uploadBody: init.uploadBody }),
     });
     this.workspace = Object.freeze({
       path: info.workspace.path,
@@ -198,6 +221,72 @@ export class PedelecSession<TToolName extends string = string> {
     );
     this.#endRequest = request;
     return request;
+  }
+
+  /**
+   * Copies a file into the session's assets (the workspace's `.pedelec-runtime/assets/`, where the agent finds it)
+   * and resolves with its asset path. The body goes straight to the Pedelec Desktop over a single-use loopback
+   * transfer; an existing file at that path is replaced. One upload at a time per session.
+   *
+   * `targetPath` defaults to `"/" + file.name`. Rejects with `ASSET_PATH_INVALID` (checked before anything is sent),
+   * `ASSET_TOO_LARGE` (over 100 MiB, also checked first), `INVALID_INPUT` (a Blob without a name and no targetPath),
+   * `ASSET_UPLOAD_FAILED` (also when `options.signal` aborts: "The upload was cancelled"),
+   * `ASSET_UPLOAD_SERVER_UNAVAILABLE` (the Desktop's asset server could not be reached), the Desktop's own refusals
+   * (`ASSET_NOT_FILE`, `ASSET_UPLOAD_SIZE_MISMATCH`, `ASSET_UPLOAD_TICKET_EXPIRED`, `ASSET_UPLOAD_UNAUTHORIZED`,
+   * `SESSION_BUSY` while another upload of the session runs) and `SESSION_ENDED`.
+   *
+   * @example
+   * ```ts
+   * const input = document.querySelector<HTMLInputElement>("input[type=file]")!;
+   * const file = input.files![0]!;
+   * const path = await session.uploadAsset(file, `/inbox/${file.name}`, {
+   *   onProgress: ({ loadedBytes, totalBytes }) => console.log(`${Math.round((100 * loadedBytes) / totalBytes)}%`),
+   * });
+   * await session.sendText(`Summarize the asset ${path}.`);
+   * ```
+   */
+  uploadAsset(file: Blob | File, targetPath?: string, options?: AssetUploadOptions): Promise<string> {
+    return this.#assets.upload(file, targetPath, options);
+  }
+
+  /**
+   * Every file among the session's assets, newest first: regular files only (symbolic links are neither listed nor
+   * followed), Pedelec's own `.pedelec-*` names left out. Rejects with `ASSET_LIST_FAILED` or `SESSION_ENDED`.
+   *
+   * @example
+   * ```ts
+   * const reports = (await session.listAssets()).filter((asset) => asset.path.startsWith("/reports/"));
+   * ```
+   */
+  listAssets(): Promise<AssetEntry[]> {
+    return this.#assets.list();
+  }
+
+  /**
+   * Reads one of the session's assets (one the page uploaded, or a file the agent wrote under
+   * `.pedelec-runtime/assets/`): as strict UTF-8 `"text"`, as parsed `"json"`, or as a `"file"` carrying the asset's
+   * name, MIME type and modification time. Text and JSON reads take at most 16 MiB (`ASSET_READ_TOO_LARGE`, before
+   * anything is downloaded); files up to 100 MiB.
+   *
+   * Rejects with `ASSET_PATH_INVALID` (checked before anything is sent), `ASSET_NOT_FOUND`, `ASSET_NOT_FILE`,
+   * `ASSET_READ_TOO_LARGE`, `ASSET_TEXT_DECODE_FAILED` (not UTF-8), `ASSET_INVALID_JSON`, `ASSET_READ_FAILED` (the
+   * transfer failed or was cancelled through `options.signal`), `ASSET_DOWNLOAD_TICKET_EXPIRED`,
+   * `ASSET_DOWNLOAD_UNAUTHORIZED` and `SESSION_ENDED`.
+   *
+   * @example
+   * ```ts
+   * const summary = await session.readAsset("/out/summary.md", "text");
+   * const data = await session.readAsset("/out/data.json", "json");
+   * const image = await session.readAsset("/out/chart.png", "file");
+   * preview.src = URL.createObjectURL(image);
+   * ```
+   */
+  readAsset(path: string, as: "text", options?: AssetReadOptions): Promise<string>;
+  readAsset(path: string, as: "json", options?: AssetReadOptions): Promise<JsonValue>;
+  readAsset(path: string, as: "file", options?: AssetReadOptions): Promise<File>;
+  readAsset(path: string, as: AssetReadKind, options?: AssetReadOptions): Promise<string | JsonValue | File>;
+  readAsset(path: string, as: AssetReadKind, options?: AssetReadOptions): Promise<string | JsonValue | File> {
+    return this.#assets.read(path, as, options);
   }
 
   /** Streamed assistant text, in order. `context.messageId` groups the pieces of one message. */
@@ -410,6 +499,7 @@ export class PedelecSession<TToolName extends string = string> {
     const error = sessionEnded();
     this.#tools.abortAll(error);
     this.#runs.failAll(error);
+    this.#assets.failAll(error);
     const turn = this.#activeTurn;
     this.#activeTurn = undefined;
     turn?.reject(error);

@@ -498,3 +498,93 @@ export interface PedelecSettings {
   defaultEffortLevel: EffortLevel;
   defaultModels: Partial<Record<ProviderCode, string>>;
 }
+
+/**
+ * One file among the session's assets (the workspace's `.pedelec-runtime/assets/` folder), as `listAssets()` reports it.
+ *
+ * @example
+ * ```ts
+ * const assets: AssetEntry[] = await session.listAssets();
+ * for (const asset of assets) console.log(asset.path, asset.sizeBytes, asset.modifiedAt);
+ * ```
+ */
+export interface AssetEntry {
+  /** The last segment of the path, e.g. `"report.pdf"`. */
+  name: string;
+  /** The asset path, starting with `/`, e.g. `"/inbox/report.pdf"`: what `readAsset()` takes. */
+  path: string;
+  /** The file's size in bytes. */
+  sizeBytes: number;
+  /** ISO 8601 time the file was last changed. */
+  modifiedAt: string;
+}
+
+/**
+ * How far an upload has come, as `uploadAsset()` reports it to `onProgress`.
+ *
+ * @example
+ * ```ts
+ * const showProgress = (progress: AssetUploadProgress) => {
+ *   bar.value = progress.totalBytes === 0 ? 1 : progress.loadedBytes / progress.totalBytes;
+ * };
+ * ```
+ */
+export interface AssetUploadProgress {
+  /** Bytes sent so far. */
+  loadedBytes: number;
+  /** The size of the whole file. */
+  totalBytes: number;
+}
+
+/**
+ * Options of `session.uploadAsset()`.
+ *
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * const options: AssetUploadOptions = {
+ *   onProgress: ({ loadedBytes, totalBytes }) => console.log(`${loadedBytes} of ${totalBytes} bytes`),
+ *   signal: controller.signal,
+ * };
+ * ```
+ */
+export interface AssetUploadOptions {
+  /**
+   * Called while the body is sent, at most every 50 ms, and once more with `loadedBytes === totalBytes` when the
+   * upload succeeded. A throwing callback does not stop the upload.
+   */
+  onProgress?(progress: AssetUploadProgress): void;
+  /**
+   * Aborting it stops the upload: the promise rejects with `ASSET_UPLOAD_FAILED` ("The upload was cancelled") at once
+   * and the Desktop throws away what it received. An already-aborted signal rejects without sending anything.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * How `readAsset()` hands the file over: `"text"` (a string, strict UTF-8), `"json"` (the parsed value) or `"file"`
+ * (a `File`). Text and JSON reads are limited to 16 MiB; read bigger assets as a file.
+ *
+ * @example
+ * ```ts
+ * const kind: AssetReadKind = "json";
+ * ```
+ */
+export type AssetReadKind = "text" | "json" | "file";
+
+/**
+ * Options of `session.readAsset()`.
+ *
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * const options: AssetReadOptions = { signal: controller.signal };
+ * ```
+ */
+export interface AssetReadOptions {
+  /**
+   * Aborting it stops the download: the promise rejects with `ASSET_READ_FAILED` ("The read was cancelled") at once.
+   * An already-aborted signal rejects without sending anything.
+   */
+  signal?: AbortSignal;
+}
