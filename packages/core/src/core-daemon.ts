@@ -34,6 +34,11 @@ export interface StartCoreOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** The asset server's port, ticket lifetime and clock; tests shorten the lifetime or take the port away. */
   assets?: AssetTransfersOptions;
+  /**
+   * Stops Core: during start-up, start-up undoes what it did so far (lock, socket, asset server, companion) and
+   * startCore rejects with the signal's reason; once started, it is the same as stop().
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -41,20 +46,52 @@ export interface StartCoreOptions {
  * left behind, and serves the Core protocol on PEDELEC_HOME/run/core.sock (dir 0700, socket 0600).
  */
 export async function startCore(env: NodeJS.ProcessEnv = process.env, options: StartCoreOptions = {}): Promise<RunningCore> {
+  const { signal } = options;
+  // What start-up has set up so far, undone last-first if it cannot finish.
+  const undo: (() => Promise<void> | void)[] = [];
+  const unwind = async (): Promise<void> => {
+    for (let step = undo.pop(); step !== undefined; step = undo.pop()) await Promise.resolve().then(step).catch(() => undefined);
+  };
+  const checkpoint = async (): Promise<void> => {
+    if (!signal?.aborted) return;
+    await unwind();
+    log("info", "Core start-up stopped");
+    throw signal.reason;
+  };
+  try {
+    await checkpoint();
+    return await startCoreSteps(env, options, undo, checkpoint);
+  } catch (error) {
+    await unwind();
+    throw error;
+  }
+}
+
+async function startCoreSteps(
+  env: NodeJS.ProcessEnv,
+  options: StartCoreOptions,
+  undo: (() => Promise<void> | void)[],
+  checkpoint: () => Promise<void>,
+): Promise<RunningCore> {
   const paths = resolveCorePaths(env);
   await mkdir(paths.runDir, { recursive: true, mode: 0o700 });
   await chmod(paths.home, 0o700);
   await chmod(paths.runDir, 0o700);
+  await checkpoint();
   const lock = await acquireCoreLock(join(paths.runDir, "core.lock"));
+  undo.push(() => lock.release());
+  await checkpoint();
   // We hold the lock, so any socket file left here belongs to a Core that is gone.
   await unlink(paths.socketPath).catch(() => undefined);
   const watchdog = new ProcessGroupWatchdog();
+  undo.push(() => watchdog.close());
   const processLedger = new ProcessGroupLedger(join(paths.runDir, "provider-processes"), watchdog);
   const scriptLedger = new ProcessGroupLedger(join(paths.runDir, "script-processes"), watchdog);
   const reaped = [...(await processLedger.reapLeftovers()), ...(await scriptLedger.reapLeftovers())];
   if (reaped.length > 0) log("info", "stopped provider and script processes left by an earlier run", { pids: reaped });
   const swept = await sweepManagedWorkspaces(paths.workspacesDir);
   if (swept > 0) log("info", "removed workspaces left by an earlier run", { count: swept });
+  await checkpoint();
 
   // The native host signs Full Access admissions with this key; only this OS user can read it.
   const fullAccess = new FullAccessGate(await ensureAttestationKey(paths.keysDir));
@@ -77,6 +114,8 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
 
   // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
   const assets = await AssetTransfers.start(options.assets);
+  undo.push(() => assets.close());
+  await checkpoint();
 
   let stopping: Promise<void> | undefined;
   let markStopped: () => void = () => undefined;
@@ -127,12 +166,19 @@ export async function startCore(env: NodeJS.ProcessEnv = process.env, options: S
       }
     });
   });
-  await listen(server, paths.socketPath).catch(async (error: unknown) => {
-    await assets.close();
-    await lock.release();
+  await listen(server, paths.socketPath).catch((error: unknown) => {
     throw PedelecError.from(error, "IPC_UNAVAILABLE", "Core could not listen");
   });
+  // Pushed after listen: a socket file there before it is another Core's, or already gone.
+  undo.push(async () => {
+    server.close();
+    await unlink(paths.socketPath).catch(() => undefined);
+  });
   await chmod(paths.socketPath, 0o600);
+  await checkpoint();
+  // From here on, stop() owns the clean-up.
+  undo.length = 0;
+  options.signal?.addEventListener("abort", () => void stop(), { once: true });
   log("info", "Core listening", { socket: paths.socketPath, pid: process.pid });
   return { paths, assetPort: assets.port, stopped, stop };
 }

@@ -4,17 +4,23 @@ import { log } from "./logger.js";
 
 /** Runs Core in this process until SIGINT/SIGTERM or a shutdown request. */
 export async function runCoreForeground(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let core;
+  // Listening before start-up begins: a signal that arrives while Core takes its lock or opens its socket stops it
+  // cleanly, instead of killing it with a lock and a socket left behind.
+  const stopping = new AbortController();
+  const onSignal = (): void => stopping.abort(new PedelecError("IPC_UNAVAILABLE", "Core was asked to stop"));
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   try {
-    core = await startCore(env);
+    const core = await startCore(env, { signal: stopping.signal });
+    await core.stopped;
+    return 0;
   } catch (error) {
+    if (stopping.signal.aborted) return 0;
     const coded = PedelecError.from(error, "IPC_UNAVAILABLE");
     log("error", coded.message, { code: coded.code });
     return 1;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   }
-  const onSignal = (): void => void core.stop();
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  await core.stopped;
-  return 0;
 }

@@ -4,6 +4,8 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { CreateSessionInput, ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { CorePaths } from "./core-paths.js";
+import { DEFAULT_ENDED_SESSION_LIMITS, EndedSession, EndedSessions, type EndedSessionLimits } from "./ended-session.js";
+import { log } from "./logger.js";
 import { ProviderLocator } from "./provider-locator.js";
 import { LoginShellPath } from "./providers/login-shell-path.js";
 import { reportProviders } from "./provider-status.js";
@@ -25,20 +27,43 @@ export interface SessionManagerOptions {
   processLedger: ProcessGroupLedger;
   scriptRunner: () => Promise<ScriptRunner>;
   publish: (envelope: SessionEventEnvelope) => void;
+  /** How many ended sessions are remembered, and for how long (DEFAULT_ENDED_SESSION_LIMITS). */
+  endedSessionLimits?: Partial<EndedSessionLimits>;
+  /** The clock ended sessions age by. */
+  now?: () => number;
 }
+
+/** A session as a page reaches it: running, or what is kept of it once it ended. */
+export type PageSession = Session | EndedSession;
 
 /** How long createSession waits for an HTTP provider's endpoint to list its models. */
 const ENDPOINT_CHECK_TIMEOUT_MS = 10_000;
 
 /** Creates sessions and finds them again, enforcing that a session belongs to the origin that made it. */
 export class SessionManager {
+  /** Sessions that have not ended yet; an ended one moves to #ended and its workspace, if managed, is removed. */
   readonly #sessions = new Map<string, Session>();
+  readonly #ended: EndedSessions;
+  readonly #workspaceRemovals = new Set<Promise<void>>();
+  readonly #now: () => number;
   readonly #locator: ProviderLocator;
   readonly #loginShellPath: LoginShellPath;
 
   constructor(private readonly options: SessionManagerOptions) {
+    this.#now = options.now ?? Date.now;
+    this.#ended = new EndedSessions({ ...DEFAULT_ENDED_SESSION_LIMITS, ...options.endedSessionLimits }, this.#now);
     this.#loginShellPath = new LoginShellPath(options.env);
     this.#locator = new ProviderLocator(options.providers, options.env, this.#loginShellPath);
+  }
+
+  /** Sessions held whole (not yet ended, or ending) and sessions remembered as ended. */
+  get counts(): { live: number; ended: number } {
+    return { live: this.#sessions.size, ended: this.#ended.size };
+  }
+
+  /** Resolves once the managed workspaces of sessions ended so far have been removed. */
+  async workspacesRemoved(): Promise<void> {
+    while (this.#workspaceRemovals.size > 0) await Promise.all(this.#workspaceRemovals);
   }
 
   get activeCount(): number {
@@ -82,7 +107,7 @@ export class SessionManager {
           userHome: this.options.env.HOME,
         })
       : await prepareManagedWorkspace(this.options.paths.workspacesDir, sessionId);
-    const session = new Session({
+    const session: Session = new Session({
       id: sessionId,
       origin,
       provider,
@@ -106,7 +131,11 @@ export class SessionManager {
       processLedger: this.options.processLedger,
       scriptRunner: this.options.scriptRunner,
       ...(endpoint ? { endpoint } : {}),
-      publish: this.options.publish,
+      publish: (envelope) => {
+        this.options.publish(envelope);
+        // The last event a session sends: from here on only its tombstone is needed.
+        if (envelope.event.type === "session-ended") this.#retire(session);
+      },
     });
     this.#sessions.set(sessionId, session);
     return session.info();
@@ -118,9 +147,12 @@ export class SessionManager {
    */
   getForAgent(threadId: string, capability: string): Session {
     const session = this.#sessions.get(threadId);
-    if (!capabilityMatches(session?.setup.capability.digest, capability) || session === undefined) {
+    const ended = session === undefined ? this.#ended.get(threadId) : undefined;
+    const digest = session?.setup.capability.digest ?? ended?.capabilityDigest;
+    if (!capabilityMatches(digest, capability) || (session === undefined && ended === undefined)) {
       throw new PedelecError("THREAD_ACCESS_DENIED", `thread ${threadId} does not exist or its capability does not match`);
     }
+    if (session === undefined) throw new PedelecError("SESSION_ENDED", `session ${threadId} has ended`);
     return session;
   }
 
@@ -128,8 +160,8 @@ export class SessionManager {
    * The session, if `origin` may use it. Another origin's session gets the same answer as an unknown id, so a page
    * cannot learn which sessions exist.
    */
-  getForOrigin(sessionId: string, origin: string): Session {
-    const session = this.#sessions.get(sessionId);
+  getForOrigin(sessionId: string, origin: string): PageSession {
+    const session = this.#sessions.get(sessionId) ?? this.#ended.get(sessionId);
     if (session === undefined || session.origin !== origin) {
       throw new PedelecError("THREAD_NOT_FOUND", `no session ${sessionId} for ${origin}`);
     }
@@ -178,9 +210,23 @@ export class SessionManager {
   async shutdown(): Promise<void> {
     const sessions = [...this.#sessions.values()];
     await Promise.all(sessions.map((session) => session.end("shutdown")));
-    await Promise.all(
-      sessions.map((session) => removeManagedWorkspace(this.options.paths.workspacesDir, session.setup.workspace)),
-    );
+    // A session that was already ending when shutdown began is retired here, should its end not have done so.
+    for (const session of sessions) this.#retire(session);
+    await this.workspacesRemoved();
+  }
+
+  /**
+   * Replaces an ended session by its tombstone, so its tools, provider adapter, listeners and timers can be freed,
+   * and removes its workspace if Core made it; an explicit workspace is the user's and stays.
+   */
+  #retire(session: Session): void {
+    if (this.#sessions.get(session.id) !== session) return;
+    this.#sessions.delete(session.id);
+    this.#ended.add(new EndedSession(session.origin, session.info(), session.setup.capability.digest, this.#now()));
+    const removal = removeManagedWorkspace(this.options.paths.workspacesDir, session.setup.workspace)
+      .catch((error: unknown) => log("warn", "could not remove an ended session's workspace", { sessionId: session.id, error: String(error) }))
+      .finally(() => this.#workspaceRemovals.delete(removal));
+    this.#workspaceRemovals.add(removal);
   }
 
   #chooseProvider(input: CreateSessionInput, settings: Settings): ProviderCode {

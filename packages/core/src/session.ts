@@ -161,6 +161,8 @@ export class Session {
   async end(reason: SessionEndReason): Promise<boolean> {
     if (this.#ended) return false;
     this.#ended = true;
+    if (this.#unfollowedTimer) clearTimeout(this.#unfollowedTimer);
+    this.#unfollowedTimer = undefined;
     this.#endController.abort(new PedelecError("SESSION_ENDED", `session ${this.id} has ended`));
     const scriptsStopped = this.scripts.close(new PedelecError("DENO_CANCELLED", `session ${this.id} ended`));
     const turn = this.#activeTurn;

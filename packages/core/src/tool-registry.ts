@@ -1,10 +1,10 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import { clipText, MAX_ISSUE_MESSAGE_LENGTH, MAX_REPORTED_ISSUES } from "@pedelec/protocol/issue-summary";
 import { checkJsonLimits, describeJsonPath, JSON_VALUE_LIMITS, MAX_TOOL_ARGS_BYTES } from "@pedelec/protocol/json-limits";
-import { linearRegExp } from "@pedelec/protocol/linear-regex";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { DEFAULT_TOOL_TIMEOUT_MS, type ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import type { JsonValue } from "@pedelec/protocol/domain";
+import { sharedToolArgsValidators, type ToolArgsValidators } from "./tool-args-validators.js";
 
 export interface RegisteredTool {
   name: string;
@@ -18,14 +18,11 @@ export interface RegisteredTool {
 export class ToolRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
 
-  constructor(entries: readonly ToolManifestEntry[]) {
-    // One Ajv per registry: schemas are per session, and strict mode turns any unsupported keyword into an error.
-    // Patterns come from the page and run on Core's only thread: a linear-time engine, never a backtracking RegExp.
-    const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, code: { regExp: linearRegExp } });
+  constructor(entries: readonly ToolManifestEntry[], validators: ToolArgsValidators = sharedToolArgsValidators) {
     for (const entry of entries) {
       let validate: ValidateFunction;
       try {
-        validate = ajv.compile(entry.argsSchema);
+        validate = validators.validatorFor(entry.argsSchema);
       } catch (error) {
         throw new PedelecError("INVALID_INPUT", `tool ${entry.name}: argsSchema is not usable: ${(error as Error).message}`);
       }
