@@ -79,7 +79,7 @@ export function createRequestRouter(context: RouterContext) {
     submitToolResult: (payload, origin) => ({
       accepted: sessions.getForOrigin(payload.sessionId, origin).submitToolResult(payload.toolRequestId, payload.outcome),
     }),
-    cancelTurn: (payload, origin) => ({ cancelled: sessions.getForOrigin(payload.sessionId, origin).cancelTurn() }),
+    cancelTurn: async (payload, origin) => ({ cancelled: await sessions.getForOrigin(payload.sessionId, origin).cancelTurn() }),
     listProviders: () => sessions.listProviders(),
     getSettings: () => sessions.publicSettings(),
     endSession: async (payload, origin) => ({

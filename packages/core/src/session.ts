@@ -131,12 +131,17 @@ export class Session {
     });
   }
 
-  cancelTurn(): boolean {
+  /**
+   * Stops the running turn and resolves once it is over: the provider's whole process group is gone and its output
+   * read. False when no turn was running.
+   */
+  async cancelTurn(): Promise<boolean> {
     const turn = this.#activeTurn;
     if (!turn) return false;
     turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn was cancelled"));
     // The agent's scripts are Core's children, not the provider's, so the provider's process group does not take them.
     this.scripts.stopWhere((run) => run.caller === "agent", new PedelecError("DENO_CANCELLED", "the turn was cancelled"));
+    await turn.done;
     return true;
   }
 

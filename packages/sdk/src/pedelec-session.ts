@@ -195,7 +195,10 @@ export class PedelecSession<TToolName extends string = string> {
     return completion;
   }
 
-  /** Stops the active turn (Core kills the provider process tree); the pending `sendText()` then rejects. */
+  /**
+   * Stops the active turn and resolves once it is over: Core has killed the provider's whole process group. The pending
+   * `sendText()` rejects with `TURN_CANCELLED`.
+   */
   async cancel(): Promise<void> {
     if (this.#endedBy !== undefined) return;
     await this.#request("cancelTurn", { sessionId: this.sessionId });

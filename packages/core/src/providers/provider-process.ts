@@ -50,8 +50,9 @@ export interface ProviderProcessResult {
  * Runs a provider CLI as the leader of its own process group, so a cancel reaches every process it started.
  * Settles (never rejects) once the child exited and its stdout and stderr are drained.
  */
-export function runProviderProcess(options: ProviderProcessOptions): Promise<ProviderProcessResult> {
-  return new Promise((resolve) => {
+export async function runProviderProcess(options: ProviderProcessOptions): Promise<ProviderProcessResult> {
+  let leader: number | undefined;
+  const result = await new Promise<ProviderProcessResult>((resolve) => {
     const maxStderrBytes = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
     const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     const drainGraceMs = options.drainGraceMs ?? DEFAULT_DRAIN_GRACE_MS;
@@ -93,6 +94,7 @@ export function runProviderProcess(options: ProviderProcessOptions): Promise<Pro
       finish({ exitCode: null, signal: null, spawnError: describeSpawnError(error) });
       return;
     }
+    leader = child.pid;
     if (child.pid !== undefined) options.onSpawned?.(child.pid);
 
     const splitter = new LineSplitter({
@@ -147,6 +149,31 @@ export function runProviderProcess(options: ProviderProcessOptions): Promise<Pro
     }
     options.signal.addEventListener("abort", onAbort, { once: true });
   });
+  // A cancelled run is over only when nothing of its group is left: whatever outlived SIGTERM goes now.
+  if (options.signal.aborted && leader !== undefined) await killGroupAndWait(leader);
+  return result;
+}
+
+const GROUP_GONE_TIMEOUT_MS = 2_000;
+
+/** SIGKILLs the process group `pgid` and waits (bounded) until no process of it is left. */
+async function killGroupAndWait(pgid: number): Promise<void> {
+  const deadline = Date.now() + GROUP_GONE_TIMEOUT_MS;
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    return;
+  }
+  while (groupExists(pgid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
