@@ -17,7 +17,7 @@ export const CONFIG_KEYS = [
 ];
 
 /** What `config get` shows for a secret: whether it is set, never the value. */
-export const SECRET_SET = "(set)";
+const SECRET_SET = "(set)";
 
 /** Every key with its value in force: a configured effort profile, or the provider's default one. */
 export function configValues(settings: Settings, providers: ProviderRegistry): Record<string, unknown> {
