@@ -1,6 +1,7 @@
 import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_AGENT_MAX_TOOL_ROUNDS } from "@pedelec/protocol/agent-wire";
+import { parseBaseUrl as parseEndpointBaseUrl } from "@pedelec/core/providers/ollama/ollama-endpoint";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 
 export const AGENT_USAGE = `Usage:
@@ -83,22 +84,10 @@ export function parseAgentOptions(argv: readonly string[]): AgentOptions {
   return options;
 }
 
-/** An http(s) URL without credentials, query or fragment; anything else is refused before any request. */
+/** The `--base-url` value, checked by the same rule Core applies to `ollama.baseUrl`; refused before any request. */
 export function parseBaseUrl(text: string | undefined): URL {
   if (text === undefined || text.trim() === "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "--base-url is required, e.g. http://127.0.0.1:11434");
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    throw new PedelecError("OLLAMA_BASE_URL_INVALID", `the Ollama base URL ${JSON.stringify(text)} is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new PedelecError("OLLAMA_BASE_URL_INVALID", `the Ollama base URL must use http or https, not ${url.protocol.replace(/:$/, "")}`);
-  }
-  // Credentials in the URL would end up in error messages; the key travels only in the Authorization header.
-  if (url.username !== "" || url.password !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "the Ollama base URL may not hold a user name or password");
-  if (url.search !== "" || url.hash !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "the Ollama base URL may not have a query or fragment");
-  return url;
+  return parseEndpointBaseUrl(text.trim());
 }
 
 function positiveInteger(flag: string, text: string, maximum: number): number {

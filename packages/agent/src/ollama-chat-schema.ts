@@ -35,9 +35,6 @@ export const ollamaChatChunkSchema = z.object({
 });
 export type OllamaChatChunk = z.infer<typeof ollamaChatChunkSchema>;
 
-/** How Ollama reports a failure: as the whole body of a non-2xx answer, or as one line in the middle of a stream. */
-export const ollamaErrorBodySchema = z.object({ error: z.string() });
-
 /** A message of the conversation as the chat API takes it (and as the conversation store keeps it). */
 export const ollamaMessageSchema = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string() }),

@@ -1,7 +1,8 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { clipText, summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { LineTooLongError, ndjsonLines } from "./ndjson-lines.js";
-import { ollamaChatChunkSchema, ollamaErrorBodySchema, type OllamaChatRequest, type OllamaToolCall } from "./ollama-chat-schema.js";
+import { ollamaErrorBodySchema, ollamaHttpError } from "@pedelec/core/providers/ollama/ollama-endpoint";
+import { ollamaChatChunkSchema, type OllamaChatRequest, type OllamaToolCall } from "./ollama-chat-schema.js";
 
 /** How long the agent waits for the next byte from Ollama (connecting, the headers, or the next line). */
 export const DEFAULT_OLLAMA_IDLE_TIMEOUT_MS = 120_000;
@@ -133,27 +134,7 @@ function parseChunk(line: string) {
 }
 
 async function errorOfResponse(response: Response, url: URL, model: string): Promise<PedelecError> {
-  const text = await readCapped(response);
-  let errorText: string | undefined;
-  try {
-    const parsed = ollamaErrorBodySchema.safeParse(JSON.parse(text));
-    if (parsed.success) errorText = parsed.data.error;
-  } catch {
-    // Not JSON: the raw text says what happened (a proxy's page, Ollama's "404 page not found").
-  }
-  const said = clipText(errorText ?? text.trim(), 2000);
-  const details = { status: response.status, error: said };
-  if (response.status === 401 || response.status === 403) {
-    return new PedelecError(
-      "OLLAMA_AUTH_FAILED",
-      `Ollama at ${url.href} refused the API key (${response.status}${said ? `: ${said}` : ""}); check ollama.apiKey in Pedelec's settings`,
-      details,
-    );
-  }
-  if (response.status === 404 && errorText !== undefined && /model\b.*\bnot found/i.test(errorText)) {
-    return new PedelecError("OLLAMA_MODEL_NOT_FOUND", `the model "${model}" is not available at ${url.origin}: ${said}; run \`ollama pull ${model}\``, details);
-  }
-  return new PedelecError("OLLAMA_REQUEST_FAILED", `Ollama at ${url.href} answered ${response.status}${said ? `: ${said}` : ""}`, details);
+  return ollamaHttpError(response.status, await readCapped(response), url, model);
 }
 
 async function readCapped(response: Response): Promise<string> {

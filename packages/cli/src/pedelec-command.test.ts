@@ -150,6 +150,10 @@ describe("pedelec providers / config", () => {
     const refused = await pedelec("config", "set", "ollama.baseUrl", "ftp://127.0.0.1/");
     expect(refused.code).toBe(1);
     expect(refused.err).toContain("OLLAMA_BASE_URL_INVALID");
+    // An address with credentials is refused without repeating them.
+    const withCredentials = await pedelec("config", "set", "ollama.baseUrl", "http://user:pw-secret@127.0.0.1:11434");
+    expect(withCredentials.err).toContain("OLLAMA_BASE_URL_INVALID");
+    expect(withCredentials.err).not.toContain("pw-secret");
     // Empty values reset: the default address, no key.
     expect((await pedelec("config", "set", "ollama.baseUrl", "")).code).toBe(0);
     expect((await pedelec("config", "set", "ollama.apiKey", "")).code).toBe(0);

@@ -1,3 +1,4 @@
+import { clipText } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { z } from "zod";
 
@@ -15,6 +16,36 @@ const tagsSchema = z.looseObject({
   models: z.array(z.looseObject({ name: z.string(), model: z.string().optional() })),
 });
 
+/** How Ollama words a failure: `{"error": "..."}` (Ollama API docs). */
+export const ollamaErrorBodySchema = z.object({ error: z.string() });
+
+/**
+ * A non-2xx answer of an Ollama-compatible endpoint as a coded error: 401/403 → OLLAMA_AUTH_FAILED, a 404 whose error
+ * names a missing model → OLLAMA_MODEL_NOT_FOUND, anything else → OLLAMA_REQUEST_FAILED, with what the server said.
+ */
+export function ollamaHttpError(status: number, body: string, url: URL, model?: string): PedelecError {
+  let errorText: string | undefined;
+  try {
+    const parsed = ollamaErrorBodySchema.safeParse(JSON.parse(body));
+    if (parsed.success) errorText = parsed.data.error;
+  } catch {
+    // Not JSON: the raw text says what happened (a proxy's page, Ollama's "404 page not found").
+  }
+  const said = clipText(errorText ?? body.trim(), 2000);
+  const details = { status, error: said };
+  if (status === 401 || status === 403) {
+    return new PedelecError(
+      "OLLAMA_AUTH_FAILED",
+      `Ollama at ${url.href} refused the API key (${status}${said ? `: ${said}` : ""}); check ollama.apiKey in Pedelec's settings`,
+      details,
+    );
+  }
+  if (model !== undefined && status === 404 && errorText !== undefined && /model\b.*\bnot found/i.test(errorText)) {
+    return new PedelecError("OLLAMA_MODEL_NOT_FOUND", `the model "${model}" is not available at ${url.origin}: ${said}; run \`ollama pull ${model}\``, details);
+  }
+  return new PedelecError("OLLAMA_REQUEST_FAILED", `Ollama at ${url.href} answered ${status}${said ? `: ${said}` : ""}`, details);
+}
+
 /** The base URL as a URL, or OLLAMA_BASE_URL_INVALID: only http(s), no credentials, query or fragment. */
 export function parseBaseUrl(baseUrl: string): URL {
   let url: URL;
@@ -23,12 +54,12 @@ export function parseBaseUrl(baseUrl: string): URL {
   } catch {
     throw new PedelecError("OLLAMA_BASE_URL_INVALID", `ollama.baseUrl ${JSON.stringify(baseUrl)} is not a URL; use something like ${DEFAULT_OLLAMA_BASE_URL}`);
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
-    throw new PedelecError(
-      "OLLAMA_BASE_URL_INVALID",
-      `ollama.baseUrl must be an http:// or https:// address without credentials, query or fragment (got ${JSON.stringify(baseUrl)})`,
-    );
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new PedelecError("OLLAMA_BASE_URL_INVALID", `ollama.baseUrl must use http or https, not ${url.protocol.replace(/:$/, "")}`);
   }
+  // Never echoed: credentials in the address would end up in error messages; the key travels only in a header.
+  if (url.username !== "" || url.password !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "ollama.baseUrl may not hold a user name or password");
+  if (url.search !== "" || url.hash !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "ollama.baseUrl may not have a query or fragment");
   return url;
 }
 
@@ -59,12 +90,7 @@ export async function listInstalledModels(endpoint: OllamaEndpoint, signal: Abor
     throw new PedelecError("OLLAMA_UNAVAILABLE", `nothing answers at ${endpoint.baseUrl} (${cause}); is Ollama running?`);
   }
   const body = await response.text().catch(() => "");
-  if (response.status === 401 || response.status === 403) {
-    throw new PedelecError("OLLAMA_AUTH_FAILED", `${endpoint.baseUrl} refused the API key (HTTP ${response.status}); check ollama.apiKey`);
-  }
-  if (!response.ok) {
-    throw new PedelecError("OLLAMA_REQUEST_FAILED", `${endpoint.baseUrl}/api/tags answered HTTP ${response.status}: ${body.slice(0, 200)}`);
-  }
+  if (!response.ok) throw ollamaHttpError(response.status, body, url);
   let parsed: z.infer<typeof tagsSchema>;
   try {
     parsed = tagsSchema.parse(JSON.parse(body));
