@@ -90,7 +90,8 @@ export async function listInstalledModels(endpoint: OllamaEndpoint, signal: Abor
     throw new PedelecError("OLLAMA_UNAVAILABLE", `nothing answers at ${endpoint.baseUrl} (${cause}); is Ollama running?`);
   }
   const body = await response.text().catch(() => "");
-  if (!response.ok) throw ollamaHttpError(response.status, body, url);
+  // An error page is only quoted, so its first 64 KiB say all there is to say.
+  if (!response.ok) throw ollamaHttpError(response.status, body.slice(0, 64 * 1024), url);
   let parsed: z.infer<typeof tagsSchema>;
   try {
     parsed = tagsSchema.parse(JSON.parse(body));
