@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { exchange, patternBytes } from "@pedelec/core/assets/asset-test-client";
 import { latencySummary, ms } from "./latency-summary.js";
 

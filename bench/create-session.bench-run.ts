@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { it } from "vitest";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore } from "@pedelec/core/core-daemon";
 import { repoRoot } from "../test/e2e/harness.js";
 import { latencySummary, ms } from "./latency-summary.js";

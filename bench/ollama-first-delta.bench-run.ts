@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { expect, it } from "vitest";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore } from "@pedelec/core/core-daemon";
 import { repoRoot } from "../test/e2e/harness.js";
 import { latencySummary, ms } from "./latency-summary.js";

@@ -11,7 +11,7 @@ import { locateDeno } from "@pedelec/script-runtime/deno-binary";
 import { sandboxDenoRunArgs, sandboxEnvironment } from "@pedelec/script-runtime/deno-command";
 import { detectSandboxWall } from "@pedelec/script-runtime/sandbox-wall";
 import { ScriptRunner } from "@pedelec/script-runtime/script-runner";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore } from "@pedelec/core/core-daemon";
 import { capabilityOfHangingAgent } from "@pedelec/core/testing/agent-capability";
 import { repoRoot } from "../test/e2e/harness.js";

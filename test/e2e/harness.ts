@@ -51,6 +51,11 @@ export interface E2eEnvironment {
   launchedAt: number;
   launchMs: number;
   pedelec(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /**
+   * Quits Chromium (its native host goes with it; Core keeps running) and starts it again on the same profile, so the
+   * extension's stored approvals and the host registration are still there. Updates `context` and returns the new one.
+   */
+  reopenBrowser(): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
@@ -101,8 +106,43 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
   }
   const server = (await startStaticServer({ root: siteDir, host: "127.0.0.1", port: 0 })) as StaticServer;
 
+  const browserEnv = options.browserEnv ?? env;
   const launchedAt = performance.now();
-  const context = await chromium.launchPersistentContext(userDataDir, {
+  let context = await launchBrowser(userDataDir, browserEnv);
+  const launchMs = performance.now() - launchedAt;
+
+  const environment: E2eEnvironment = {
+    home,
+    userDataDir,
+    env,
+    context,
+    server,
+    otherOriginUrl: server.url.replace("127.0.0.1", "localhost"),
+    launchedAt,
+    launchMs,
+    pedelec,
+    async reopenBrowser() {
+      await context.close();
+      context = await launchBrowser(userDataDir, browserEnv);
+      environment.context = context;
+      return context;
+    },
+    async close() {
+      await context.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
+      await pedelec("stop");
+      await killProcessesWorkingIn(home);
+      await rm(home, { recursive: true, force: true });
+      await rm(userDataDir, { recursive: true, force: true });
+      if (ownSite) await rm(ownSite, { recursive: true, force: true });
+    },
+  };
+  return environment;
+}
+
+/** Real Chromium on profile `userDataDir` with the unpacked extension loaded; `env` is what the native host inherits. */
+function launchBrowser(userDataDir: string, env: NodeJS.ProcessEnv): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(userDataDir, {
     executablePath: "/usr/bin/chromium",
     headless: true,
     args: [
@@ -115,30 +155,8 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
       "--disable-component-update",
       "--disable-sync",
     ],
-    env: (options.browserEnv ?? env) as Record<string, string>,
+    env: env as Record<string, string>,
   });
-  const launchMs = performance.now() - launchedAt;
-
-  return {
-    home,
-    userDataDir,
-    env,
-    context,
-    server,
-    otherOriginUrl: server.url.replace("127.0.0.1", "localhost"),
-    launchedAt,
-    launchMs,
-    pedelec,
-    async close() {
-      await context.close().catch(() => undefined);
-      await server.close().catch(() => undefined);
-      await pedelec("stop");
-      await killProcessesWorkingIn(home);
-      await rm(home, { recursive: true, force: true });
-      await rm(userDataDir, { recursive: true, force: true });
-      if (ownSite) await rm(ownSite, { recursive: true, force: true });
-    },
-  };
 }
 
 export interface ProcessInFolder {

@@ -28,6 +28,8 @@ describe("controlsState", () => {
       expect(controlsState({ connecting: false, status, ending: false })).toMatchObject({ send: false, end: true, connect: false });
     }
     expect(controlsState({ connecting: false, status: "idle", ending: true })).toMatchObject({ send: false, end: false });
+    // Sent, but Core's "running" has not arrived yet.
+    expect(controlsState({ connecting: false, status: "idle", ending: false, sending: true })).toMatchObject({ send: false, end: true });
   });
 
   it("offers Connect again once the session ended", () => {

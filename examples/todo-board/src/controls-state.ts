@@ -7,6 +7,11 @@ export interface ControlsInput {
   status: SessionStatus | undefined;
   /** An End request is in flight. */
   ending: boolean;
+  /**
+   * A sendText() of this page has not settled yet. The status shows "running" only once Core says so, so Send is held
+   * back by this too.
+   */
+  sending?: boolean;
 }
 
 export interface ControlsState {
@@ -18,14 +23,14 @@ export interface ControlsState {
 }
 
 /** Which controls are enabled. One turn at a time, so Send waits for the session to be idle again. */
-export function controlsState({ connecting, status, ending }: ControlsInput): ControlsState {
+export function controlsState({ connecting, status, ending, sending = false }: ControlsInput): ControlsState {
   const live = status !== undefined && status !== "ended";
   const canConnect = !connecting && !live;
   return {
     connect: canConnect,
     sessionOptions: canConnect,
     // "error" is recoverable: the next message starts a new turn.
-    send: live && !ending && (status === "idle" || status === "error"),
+    send: live && !ending && !sending && (status === "idle" || status === "error"),
     end: live && !ending,
   };
 }

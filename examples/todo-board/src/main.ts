@@ -64,7 +64,9 @@ const state: {
   detach: (() => void) | undefined;
   connecting: boolean;
   ending: boolean;
-} = { session: undefined, detach: undefined, connecting: false, ending: false };
+  /** A sendText() has not settled yet. */
+  sending: boolean;
+} = { session: undefined, detach: undefined, connecting: false, ending: false, sending: false };
 
 function currentStatus(): SessionStatus | undefined {
   return state.session?.getStatus();
@@ -75,7 +77,7 @@ function renderStatus(): void {
   const text = state.connecting ? "connecting" : (status ?? "not connected");
   statusElement.textContent = text;
   statusElement.dataset["status"] = text;
-  const controls = controlsState({ connecting: state.connecting, status, ending: state.ending });
+  const controls = controlsState({ connecting: state.connecting, status, ending: state.ending, sending: state.sending });
   connectButton.disabled = !controls.connect;
   providerSelect.disabled = !controls.sessionOptions;
   effortSelect.disabled = !controls.sessionOptions;
@@ -218,7 +220,8 @@ async function send(): Promise<void> {
   transcript.addUserMessage(text);
   messageBox.value = "";
   const turn = session.sendText(text);
-  // sendText marks the session running at once; show it before the turn resolves.
+  // Core's "running" arrives a moment later; Send is held back from now on.
+  state.sending = true;
   renderStatus();
   try {
     await turn;
@@ -227,6 +230,7 @@ async function send(): Promise<void> {
     const endedAlready = error instanceof PedelecError && error.code === "SESSION_ENDED" && session.getStatus() === "ended";
     if (state.session === session && !endedAlready) reportError(error);
   } finally {
+    state.sending = false;
     if (state.session === session) {
       transcript.closeOpenMessage();
       renderStatus();

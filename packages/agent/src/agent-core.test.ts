@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AGENT_API_KEY_ENV, type AgentEvent } from "@pedelec/protocol/agent-wire";
 import { THREAD_CAPABILITY_ENV } from "@pedelec/protocol/requests";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "@pedelec/core/core-daemon";
 import { capabilityOfHangingAgent } from "@pedelec/core/testing/agent-capability";
 import { startOllamaServer, type RunningOllamaServer } from "../../../test/stand-ins/ollama/ollama-server.mjs";

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { AGENT_API_KEY_ENV, agentEventSchema, type AgentEvent } from "@pedelec/protocol/agent-wire";
-import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { locateCore } from "@pedelec/core-client/core-location";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { parseAgentOptions } from "./agent-options.js";
 import { runAgentTurn, TurnFailure } from "./agent-turn.js";
@@ -51,7 +51,7 @@ async function main(): Promise<number> {
       options,
       prompt,
       apiKey,
-      pedelecHome: resolveCorePaths(process.env).home,
+      pedelecHome: locateCore(process.env).home,
       bridge,
       ...(idleTimeout !== undefined && /^[1-9][0-9]*$/.test(idleTimeout) ? { idleTimeoutMs: Number(idleTimeout) } : {}),
       emit,

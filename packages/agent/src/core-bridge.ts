@@ -1,5 +1,5 @@
-import { CoreConnection } from "@pedelec/core/core-client";
-import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { CoreConnection } from "@pedelec/core-client/core-client";
+import { locateCore } from "@pedelec/core-client/core-location";
 import { sessionIdSchema } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { THREAD_CAPABILITY_ENV, threadCapabilitySchema, type RequestPayload, type RequestResult } from "@pedelec/protocol/requests";
@@ -45,7 +45,7 @@ export class CoreBridge {
     if (!sessionIdSchema.safeParse(threadId).success || !threadCapabilitySchema.safeParse(capability).success) {
       throw new PedelecError("THREAD_ACCESS_DENIED", `PEDELEC_THREAD_ID or ${THREAD_CAPABILITY_ENV} is malformed`);
     }
-    return new CoreBridge(resolveCorePaths(env).socketPath, threadId, capability);
+    return new CoreBridge(locateCore(env).socketPath, threadId, capability);
   }
 
   async listTools(): Promise<PageTool[]> {

@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/agent-commands/pedelec-cli.mjs";
+import "../dist/agent-commands/pedelec-cli.cjs";

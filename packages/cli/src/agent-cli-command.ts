@@ -1,11 +1,15 @@
 import { parseArgs } from "node:util";
-import { CoreConnection } from "@pedelec/core/core-client";
-import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { callCore } from "@pedelec/core-client/core-call";
+import { locateCore } from "@pedelec/core-client/core-location";
+import { checkToolCallResult } from "@pedelec/protocol/agent-command-replies";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { sessionIdSchema } from "@pedelec/protocol/domain";
-import { THREAD_CAPABILITY_ENV, threadCapabilitySchema } from "@pedelec/protocol/requests";
+import { isSessionId, isThreadCapability, THREAD_CAPABILITY_ENV } from "@pedelec/protocol/thread-access";
 
-const USAGE = `Usage:
+// Agents run this command for every tool call, so nothing on its path loads the schema library: the thread id and
+// capability are checked against plain patterns and Core's answer to toolCall by a plain check (both agree with the
+// protocol's schemas). Only tool-spec, asked once per tool, loads the full schema of its answer.
+
+const AGENT_CLI_USAGE = `Usage:
   pedelec-cli --thread-id <id> tool-spec <tool-name>
   pedelec-cli --thread-id <id> tool-call <tool-name> '<json_args>'
   pedelec-cli --thread-id <id> tool-call <tool-name> -     (arguments read from stdin)
@@ -21,7 +25,7 @@ export interface AgentCliIo {
 
 /**
  * The agent-facing command. Results go to stdout as JSON (exit 0); failures print {"error":{code,message}} on stdout,
- * where agents read, and exit 1 (2 for usage errors).
+ * where agents read, and exit 1 (2 for usage errors). `--help` prints the usage and exits 0.
  */
 export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Promise<number> {
   const fail = (error: PedelecError, exitCode: number): number => {
@@ -30,21 +34,30 @@ export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Prom
   };
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: { "thread-id": { type: "string" } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: [...argv],
+      options: { "thread-id": { type: "string" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
-    return fail(new PedelecError("INVALID_INPUT", `${(error as Error).message}\n${USAGE}`), 2);
+    return fail(new PedelecError("INVALID_INPUT", `${(error as Error).message}\n${AGENT_CLI_USAGE}`), 2);
+  }
+  if (parsed.values.help === true) {
+    io.out(`${AGENT_CLI_USAGE}\n`);
+    return 0;
   }
   const threadId = parsed.values["thread-id"] ?? io.env.PEDELEC_THREAD_ID;
   const [command, toolName, argsJson, ...extra] = parsed.positionals;
-  if (threadId === undefined || !sessionIdSchema.safeParse(threadId).success) {
-    return fail(new PedelecError("INVALID_INPUT", `a valid --thread-id is required\n${USAGE}`), 2);
+  if (!isSessionId(threadId)) {
+    return fail(new PedelecError("INVALID_INPUT", `a valid --thread-id is required\n${AGENT_CLI_USAGE}`), 2);
   }
   const wellFormed =
     (command === "tool-spec" && toolName !== undefined && argsJson === undefined) ||
     (command === "tool-call" && toolName !== undefined && extra.length === 0);
-  if (!wellFormed || toolName === undefined) return fail(new PedelecError("INVALID_INPUT", USAGE), 2);
+  if (!wellFormed || toolName === undefined) return fail(new PedelecError("INVALID_INPUT", AGENT_CLI_USAGE), 2);
   const capability = io.env[THREAD_CAPABILITY_ENV];
-  if (capability === undefined || !threadCapabilitySchema.safeParse(capability).success) {
+  if (!isThreadCapability(capability)) {
     return fail(
       new PedelecError("THREAD_ACCESS_DENIED", `${THREAD_CAPABILITY_ENV} is not set: pedelec-cli works only inside a Pedelec agent turn`),
       1,
@@ -59,25 +72,22 @@ export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Prom
     }
   }
 
-  const paths = resolveCorePaths(io.env);
-  let connection: CoreConnection;
-  try {
-    connection = await CoreConnection.open(paths.socketPath);
-  } catch (error) {
-    return fail(PedelecError.from(error, "IPC_UNAVAILABLE"), 1);
-  }
+  const { socketPath } = locateCore(io.env);
   try {
     if (command === "tool-spec") {
-      const spec = await connection.request("toolSpec", { threadId, capability, toolName });
+      const { checkToolSpecResult } = await import("./tool-spec-result.js");
+      const spec = await callCore(socketPath, { type: "toolSpec", payload: { threadId, capability, toolName }, check: checkToolSpecResult });
       io.out(`${JSON.stringify(spec, null, 2)}\n`);
     } else {
-      const { result } = await connection.request("toolCall", { threadId, capability, toolName, argsJson: argsText });
+      const { result } = await callCore(socketPath, {
+        type: "toolCall",
+        payload: { threadId, capability, toolName, argsJson: argsText },
+        check: checkToolCallResult,
+      });
       io.out(`${JSON.stringify(result)}\n`);
     }
     return 0;
   } catch (error) {
     return fail(PedelecError.from(error, "SESSION_ERROR"), 1);
-  } finally {
-    connection.close();
   }
 }

@@ -14,6 +14,7 @@ export const CONFIG_KEYS = [
   ...PROVIDER_CODES.map((code) => `providers.${code}.path`),
   "ollama.baseUrl",
   "ollama.apiKey",
+  "sessionRetentionDays",
 ];
 
 /** What `config get` shows for a secret: whether it is set, never the value. */
@@ -33,6 +34,7 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
   for (const code of PROVIDER_CODES) values[`providers.${code}.path`] = settings.providers[code]?.path ?? null;
   values["ollama.baseUrl"] = settings.ollama.baseUrl;
   values["ollama.apiKey"] = settings.ollama.apiKey === "" ? null : SECRET_SET;
+  values.sessionRetentionDays = settings.sessionRetentionDays;
   return values;
 }
 
@@ -47,7 +49,7 @@ export async function readConfig(settingsFile: string, providers: ProviderRegist
  */
 export async function setConfig(settingsFile: string, providers: ProviderRegistry, key: string, value: string): Promise<void> {
   if (!CONFIG_KEYS.includes(key)) {
-    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey`);
+    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays`);
   }
   const [section, code, level] = key.split(".") as [string, ProviderCode | undefined, string | undefined];
   await updateSettingsFile(settingsFile, (raw) => {
@@ -62,6 +64,15 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
         const parsed = effortLevelSchema.safeParse(value);
         if (!parsed.success) throw new PedelecError("INVALID_INPUT", `defaultEffortLevel must be one of ${EFFORT_LEVELS.join(", ")}`);
         return { ...raw, defaultEffortLevel: parsed.data };
+      }
+      case "sessionRetentionDays": {
+        // The same bounds Core's settings schema applies; empty goes back to the default.
+        if (value === "") return withEntry(raw, "sessionRetentionDays", undefined);
+        const days = Number(value);
+        if (!Number.isFinite(days) || days < 0.001 || days > 3650) {
+          throw new PedelecError("INVALID_INPUT", "sessionRetentionDays must be a number of days from 0.001 to 3650");
+        }
+        return { ...raw, sessionRetentionDays: days };
       }
       case "defaultModels":
         return { ...raw, defaultModels: withEntry(raw.defaultModels, code!, value === "" ? undefined : value) };

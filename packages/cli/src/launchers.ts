@@ -9,11 +9,12 @@ function shellQuote(value: string): string {
 
 /** Programs Pedelec puts on disk as small launchers that pin this Node.js binary and this installation. */
 export const LAUNCHED_PROGRAMS = {
+  // Chrome starts the host when a page first asks for the agent: the package exports this entry as its one-file bundle.
   "pedelec-native-host": () => fileURLToPath(import.meta.resolve("@pedelec/native-host/native-host-entry")),
   // Pedelec's own agent for Ollama-compatible endpoints; Core runs it as the ollama provider.
   "pedelec-agent": () => fileURLToPath(import.meta.resolve("@pedelec/agent/agent-entry")),
   // The agent's commands run once per tool call or script: their one-file bundles load several times faster.
-  "pedelec-cli": () => fileURLToPath(new URL("./agent-commands/pedelec-cli.mjs", import.meta.url)),
+  "pedelec-cli": () => fileURLToPath(new URL("./agent-commands/pedelec-cli.cjs", import.meta.url)),
   "pedelec-ts-runtime": () => fileURLToPath(new URL("./agent-commands/pedelec-ts-runtime.mjs", import.meta.url)),
   // The name the design documents give the same command.
   "pedelec-deno": () => fileURLToPath(new URL("./agent-commands/pedelec-ts-runtime.mjs", import.meta.url)),

@@ -120,7 +120,11 @@ describe("pedelec providers / config", () => {
     // A level nobody configured shows the provider's default profile.
     expect(JSON.parse((await pedelec("config", "get", "effortProfiles.claude.low", "--json")).out)).toEqual(["--effort", "low"]);
     const all = JSON.parse((await pedelec("config", "get", "--json")).out) as Record<string, unknown>;
-    expect(all).toMatchObject({ defaultProvider: "claude", "defaultModels.claude": "opus" });
+    expect(all).toMatchObject({ defaultProvider: "claude", "defaultModels.claude": "opus", sessionRetentionDays: 7 });
+    expect((await pedelec("config", "set", "sessionRetentionDays", "30")).code).toBe(0);
+    expect((await pedelec("config", "get", "sessionRetentionDays")).out).toBe("30");
+    expect((await pedelec("config", "set", "sessionRetentionDays", "0")).err).toContain("sessionRetentionDays must be");
+    expect((await pedelec("config", "set", "sessionRetentionDays", "")).code).toBe(0);
 
     const refused = await pedelec("config", "set", "effortProfiles.claude.low", '["--dangerously-skip-permissions"]');
     expect(refused.code).toBe(1);

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
-import { CoreConnection } from "@pedelec/core/core-client";
-import { launchCoreDetached, waitForCore } from "@pedelec/core/core-launcher";
+import { CoreConnection } from "@pedelec/core-client/core-client";
+import { waitForCore } from "@pedelec/core-client/core-launch";
+import { launchCoreDetached } from "@pedelec/core/core-launcher";
 import { runCoreForeground } from "@pedelec/core/core-main";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
 import { ProviderLocator } from "@pedelec/core/provider-locator";

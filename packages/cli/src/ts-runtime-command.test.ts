@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { capabilityOfHangingAgent } from "@pedelec/core/testing/agent-capability";
 import { useCoreUnderTest } from "@pedelec/core/testing/core-home";
 import { runTsRuntime } from "./ts-runtime-command.js";

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { constants } from "node:os";
-import { CoreConnection } from "@pedelec/core/core-client";
-import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { CoreConnection } from "@pedelec/core-client/core-client";
+import { locateCore } from "@pedelec/core-client/core-location";
 import { sessionIdSchema } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { THREAD_CAPABILITY_ENV, threadCapabilitySchema, type RequestPayload, type RequestResult } from "@pedelec/protocol/requests";
@@ -55,7 +55,7 @@ export async function runTsRuntime(argv: readonly string[], io: TsRuntimeIo): Pr
 
   let connection: CoreConnection;
   try {
-    connection = await CoreConnection.open(resolveCorePaths(io.env).socketPath);
+    connection = await CoreConnection.open(locateCore(io.env).socketPath);
   } catch (error) {
     return refuse(PedelecError.from(error, "IPC_UNAVAILABLE"));
   }

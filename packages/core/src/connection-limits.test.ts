@@ -6,7 +6,7 @@ import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
 import { encodeFrame } from "@pedelec/protocol/frame-codec";
-import { CoreConnection } from "./core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "./core-daemon.js";
 import { RawCoreSocket } from "./testing/raw-core-socket.js";
 

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
 import { MAX_JSON_DEPTH, MAX_WIRE_JSON_DEPTH } from "@pedelec/protocol/json-limits";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
-import { CoreConnection } from "./core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "./core-daemon.js";
 import { capabilityOfHangingAgent } from "./testing/agent-capability.js";
 import { RawCoreSocket } from "./testing/raw-core-socket.js";

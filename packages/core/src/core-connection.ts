@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { MAX_CORE_FRAME_BYTES, coreRequestFrameSchema, type CoreRequestFrame, type CoreServerFrame } from "@pedelec/protocol/core-wire";
@@ -20,6 +21,8 @@ export interface ClientConnectionOptions {
  * and the connection lives on.
  */
 export class CoreClientConnection {
+  /** Names this connection where its clients' claims are kept (see connectionClaimant). */
+  readonly id = randomUUID();
   readonly subscriptions = new Set<string>();
   readonly #decoder = new FrameDecoder(MAX_CORE_FRAME_BYTES);
   readonly #closed = new AbortController();

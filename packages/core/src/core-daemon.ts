@@ -14,6 +14,8 @@ import { ProcessGroupLedger } from "./process-group-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
 import { createRequestRouter } from "./request-router.js";
 import { SessionManager } from "./session-manager.js";
+import { SessionStore } from "./session-store/session-store.js";
+import { connectionClaimant } from "./request-router.js";
 import { ensureAttestationKey } from "./full-access-attestation.js";
 import { FullAccessGate } from "./full-access-gate.js";
 import { scriptRunnerSource } from "./script-runner-source.js";
@@ -89,8 +91,6 @@ async function startCoreSteps(
   const scriptLedger = new ProcessGroupLedger(join(paths.runDir, "script-processes"), watchdog);
   const reaped = [...(await processLedger.reapLeftovers()), ...(await scriptLedger.reapLeftovers())];
   if (reaped.length > 0) log("info", "stopped provider and script processes left by an earlier run", { pids: reaped });
-  const swept = await sweepManagedWorkspaces(paths.workspacesDir);
-  if (swept > 0) log("info", "removed workspaces left by an earlier run", { count: swept });
   await checkpoint();
 
   // The native host signs Full Access admissions with this key; only this OS user can read it.
@@ -111,6 +111,12 @@ async function startCoreSteps(
     scriptRunner: scriptRunnerSource(paths, env, scriptLedger),
     publish,
   });
+  // Sessions unused past the retention setting end even while Core keeps running for weeks.
+  const retentionSweep = setInterval(() => {
+    sessions.sweepExpired().catch((error: unknown) => log("warn", "session retention sweep failed", { error: String(error) }));
+  }, RETENTION_SWEEP_INTERVAL_MS);
+  retentionSweep.unref();
+  undo.push(() => clearInterval(retentionSweep));
 
   // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
   const assets = await AssetTransfers.start(options.assets);
@@ -123,6 +129,7 @@ async function startCoreSteps(
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       log("info", "Core stopping");
+      clearInterval(retentionSweep);
       server.close();
       await assets.close();
       await sessions.shutdown();
@@ -136,6 +143,10 @@ async function startCoreSteps(
     return stopping;
   };
 
+  let settleRestore: { resolve: () => void; reject: (error: unknown) => void } = { resolve: () => undefined, reject: () => undefined };
+  const sessionsRestored = new Promise<void>((resolve, reject) => (settleRestore = { resolve, reject }));
+  // A failure there fails start-up itself; requests waiting on it get the same error.
+  sessionsRestored.catch(() => undefined);
   const route = createRequestRouter({
     sessions,
     home: paths.home,
@@ -143,6 +154,7 @@ async function startCoreSteps(
     requestShutdown: () => void stop(),
     fullAccess,
     assets,
+    sessionsReady: sessionsRestored,
   });
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   const pendingFrameBytes = new PendingFrameBytes(limits.maxPendingFrameBytes);
@@ -160,6 +172,9 @@ async function startCoreSteps(
     connections.add(connection);
     socket.on("close", () => {
       connections.delete(connection);
+      // Tool calls claimed by pages behind this connection go back to whoever still follows the session.
+      const prefix = connectionClaimant(connection, "");
+      sessions.releaseToolClaims((claimant) => claimant.startsWith(prefix));
       for (const sessionId of connection.subscriptions) {
         const isFollowed = (): boolean => [...connections].some((other) => other.subscriptions.has(sessionId));
         if (!isFollowed()) sessions.routeLost(sessionId, isFollowed);
@@ -176,11 +191,42 @@ async function startCoreSteps(
   });
   await chmod(paths.socketPath, 0o600);
   await checkpoint();
+  // Opened once Core listens, so a ping (and the host's connect) need not wait on SQLite; every other request does.
+  const restoring = restoreSessions(paths, sessions);
+  restoring.then(settleRestore.resolve, settleRestore.reject);
+  await restoring;
+  await checkpoint();
   // From here on, stop() owns the clean-up.
   undo.length = 0;
   options.signal?.addEventListener("abort", () => void stop(), { once: true });
   log("info", "Core listening", { socket: paths.socketPath, pid: process.pid });
   return { paths, assetPort: assets.port, stopped, stop };
+}
+
+/** How often sessions are checked against the retention setting. */
+const RETENTION_SWEEP_INTERVAL_MS = 60 * 60_000;
+
+/** Opens the store, rebuilds the sessions it holds, and removes managed workspaces no session owns any more. */
+async function restoreSessions(paths: CorePaths, sessions: SessionManager): Promise<void> {
+  const restored = await sessions.restore(openSessionStore(paths.sessionStoreFile));
+  if (restored.restored + restored.expired > 0) log("info", "restored the sessions of an earlier run", { ...restored });
+  const swept = await sweepManagedWorkspaces(paths.workspacesDir, sessions.liveManagedWorkspaces());
+  if (swept > 0) log("info", "removed workspaces no session owns", { count: swept });
+  await sessions.sweepExpired();
+}
+
+/**
+ * The store, or the reason it cannot be used (corrupt, locked by another process, written by a newer Pedelec). The
+ * file is left as it is: Core still starts, and every session request answers with that reason and its remedy.
+ */
+function openSessionStore(file: string): SessionStore | PedelecError {
+  try {
+    return SessionStore.open(file);
+  } catch (error) {
+    const failure = PedelecError.from(error, "SESSION_STORE_FAILED");
+    log("error", "the session store cannot be used; session requests are refused until it is fixed", { file, error: failure.message });
+    return failure;
+  }
 }
 
 function listen(server: Server, socketPath: string): Promise<void> {

@@ -1,4 +1,7 @@
 import { runCoreForeground } from "./core-main.js";
 
-// The file the native host and `pedelec start --detach` launch as a background process.
-process.exitCode = await runCoreForeground();
+// The file the native host and `pedelec start --detach` launch as a background process, as its one-file bundle
+// (scripts/bundle.mjs). No top-level await: the bundle is a script.
+void runCoreForeground().then((code) => {
+  process.exitCode = code;
+});

@@ -11,6 +11,8 @@ export interface CorePaths {
   binDir: string;
   keysDir: string;
   settingsFile: string;
+  /** Sessions and their recent events, kept across Core restarts (SQLite). */
+  sessionStoreFile: string;
 }
 
 export function resolveCorePaths(env: NodeJS.ProcessEnv = process.env): CorePaths {
@@ -26,5 +28,6 @@ export function resolveCorePaths(env: NodeJS.ProcessEnv = process.env): CorePath
     binDir: join(home, "bin"),
     keysDir: join(home, "keys"),
     settingsFile: join(home, "settings.json"),
+    sessionStoreFile: join(home, "sessions.db"),
   };
 }

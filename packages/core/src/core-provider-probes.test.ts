@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CoreConnection } from "./core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "./core-daemon.js";
 
 const standIn = resolve(fileURLToPath(new URL("../../../test/stand-ins/claude/claude", import.meta.url)));

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CoreConnection } from "./core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 
 // The built entry, as the native host and `pedelec start --detach` launch it.
 const coreEntry = resolve(fileURLToPath(new URL("../dist/core-entry.js", import.meta.url)));

@@ -1,2 +1,2 @@
-/** Reported by Core and the native host; bumped with the wire protocol. */
-export const CORE_VERSION = "0.1.0";
+// The native host reports the same version, so it is defined where both reach it.
+export { CORE_VERSION } from "@pedelec/core-client/core-version";

@@ -55,8 +55,16 @@ export class EndedSession {
     return false;
   }
 
-  submitToolResult(_toolRequestId: string, _outcome: unknown): boolean {
-    return false;
+  prepare(_turnId: string): never {
+    throw this.#endedError();
+  }
+
+  claimToolCall(_toolRequestId: string, _claimant: string): never {
+    throw this.#endedError();
+  }
+
+  submitToolResult(_toolRequestId: string, _outcome: unknown, _claimant?: string): never {
+    throw this.#endedError();
   }
 
   /** Ending an ended session changes nothing; false says so, as it does for a live session ended twice. */

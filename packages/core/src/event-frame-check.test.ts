@@ -49,7 +49,7 @@ describe("Session event sequence", () => {
     await expect.poll(() => published.some((envelope) => envelope.event.type === "turn-completed")).toBe(true);
     expect(published.map((envelope) => envelope.seq)).toEqual(published.map((_, index) => index + 1));
     const types = published.map((envelope) => envelope.event.type);
-    expect(types).toEqual(["turn-started", "status-changed", "error-reported", "chat-completed", "turn-completed", "status-changed"]);
+    expect(types).toEqual(["turn-started", "status-changed", "error-reported", "chat-completed", "status-changed", "turn-completed"]);
     expect(published[2]?.event).toMatchObject({ turnId: "t1", error: { code: "MESSAGE_TOO_LARGE", message: expect.stringContaining("chat-completed") as string } });
     expect(session.info().lastSeq).toBe(published.length);
   });

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 import type { AttestationClaims } from "@pedelec/protocol/full-access";
-import { ATTESTATION_KEY_FILE, ensureAttestationKey, newNonce, readAttestationKey, requestDigest, signClaims } from "./full-access-attestation.js";
+import { ATTESTATION_KEY_FILE, newNonce, readAttestationKey, requestDigest, signClaims } from "@pedelec/core-client/full-access-attestation";
+import { ensureAttestationKey } from "./full-access-attestation.js";
 import { FullAccessGate } from "./full-access-gate.js";
 
 const ORIGIN = "http://127.0.0.1:4000";

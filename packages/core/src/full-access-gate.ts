@@ -1,7 +1,8 @@
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 import { attestationClaimsSchema, type AttestationClaims } from "@pedelec/protocol/full-access";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { requestDigest, signatureMatches } from "./full-access-attestation.js";
+import { requestDigest } from "@pedelec/core-client/full-access-attestation";
+import { signatureMatches } from "./full-access-attestation.js";
 
 /** How far an attestation's issue time may lie in Core's future (clock steps between two local processes). */
 const CLOCK_SKEW_MS = 5_000;

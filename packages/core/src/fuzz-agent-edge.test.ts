@@ -15,7 +15,7 @@ import {
   nonsenseId,
   OutcomeTally,
 } from "@pedelec/protocol/testing/fuzz-values";
-import { CoreConnection } from "./core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "./core-daemon.js";
 import { capabilityOfHangingAgent } from "./testing/agent-capability.js";
 import { RawCoreSocket } from "./testing/raw-core-socket.js";

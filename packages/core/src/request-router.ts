@@ -29,6 +29,24 @@ export interface RouterContext {
   requestShutdown: () => void;
   fullAccess: FullAccessGate;
   assets: AssetTransfers;
+  /** Settles once the session store is open and its sessions rebuilt; every request but ping and shutdown waits for it. */
+  sessionsReady: Promise<void>;
+}
+
+/**
+ * A handler's answer plus what must follow the reply on the same connection, in the same tick: a resuming page gets its
+ * answer first, then the events it missed, then live ones, with nothing interleaved.
+ */
+class AnswerThen<T> {
+  constructor(
+    readonly result: T,
+    readonly afterReply: () => void,
+  ) {}
+}
+
+/** A page route's claimant, namespaced by the Core connection that carried it, so one client cannot touch another's. */
+export function connectionClaimant(connection: CoreClientConnection, claimant: string): string {
+  return `${connection.id}/${claimant}`;
 }
 
 type SessionHandlers = {
@@ -37,7 +55,7 @@ type SessionHandlers = {
     origin: string,
     connection: CoreClientConnection,
     frame: CoreRequestFrame,
-  ) => Promise<Result<T>> | Result<T>;
+  ) => Promise<Result<T> | AnswerThen<Result<T>>> | Result<T> | AnswerThen<Result<T>>;
 };
 type LocalHandlers = {
   [T in keyof typeof localRequestSchemas]: (
@@ -64,26 +82,34 @@ export function createRequestRouter(context: RouterContext) {
     },
     resumeSession: (payload, origin, connection) => {
       const session = sessions.getForOrigin(payload.sessionId, origin);
-      connection.subscriptions.add(session.id);
-      return session.info();
+      const info = session.info();
+      return new AnswerThen(info, () => follow(connection, session.id, session.ended ? undefined : payload.afterSeq, info.lastSeq));
     },
     subscribeSession: (payload, origin, connection) => {
       const session = sessions.getForOrigin(payload.sessionId, origin);
-      connection.subscriptions.add(session.id);
-      return { lastSeq: session.info().lastSeq };
+      const { lastSeq } = session.info();
+      return new AnswerThen({ lastSeq }, () => follow(connection, session.id, session.ended ? undefined : payload.afterSeq, lastSeq));
     },
     sendText: (payload, origin) => {
       sessions.getForOrigin(payload.sessionId, origin).startTurn(payload.turnId, payload.text);
       return { turnId: payload.turnId };
     },
-    submitToolResult: (payload, origin) => ({
-      accepted: sessions.getForOrigin(payload.sessionId, origin).submitToolResult(payload.toolRequestId, payload.outcome),
+    prepareSession: (payload, origin) => ({ turnId: sessions.getForOrigin(payload.sessionId, origin).prepare(payload.turnId) }),
+    claimToolCall: (payload, origin, connection) => ({
+      claimed: sessions
+        .getForOrigin(payload.sessionId, origin)
+        .claimToolCall(payload.toolRequestId, connectionClaimant(connection, payload.claimant)),
     }),
+    submitToolResult: (payload, origin, connection) => {
+      const claimant = payload.claimant === undefined ? undefined : connectionClaimant(connection, payload.claimant);
+      sessions.getForOrigin(payload.sessionId, origin).submitToolResult(payload.toolRequestId, payload.outcome, claimant);
+      return { accepted: true as const };
+    },
     cancelTurn: async (payload, origin) => ({ cancelled: await sessions.getForOrigin(payload.sessionId, origin).cancelTurn() }),
     listProviders: () => sessions.listProviders(),
     getSettings: () => sessions.publicSettings(),
     endSession: async (payload, origin) => ({
-      ended: await sessions.getForOrigin(payload.sessionId, origin).end("requested"),
+      ended: await sessions.getForOrigin(payload.sessionId, origin).end(payload.reason ?? "requested"),
     }),
     runWorkspaceScript: async (payload, origin, connection, frame) => {
       const session = sessions.getForOrigin(payload.sessionId, origin);
@@ -105,7 +131,25 @@ export function createRequestRouter(context: RouterContext) {
       context.fullAccess.revoke(origin, payload.revokedAt);
       return sessions.revokeFullAccess(origin);
     },
+    releaseToolClaims: (payload, _origin, connection) => {
+      const claimant = connectionClaimant(connection, payload.claimant);
+      return { released: sessions.releaseToolClaims((held) => held === claimant) };
+    },
   };
+
+  /**
+   * Subscribes `connection` to a session; with `afterSeq`, first sends the kept events it missed (those up to `upToSeq`,
+   * the seq its answer reported; later ones arrive live).
+   */
+  function follow(connection: CoreClientConnection, sessionId: string, afterSeq: number | undefined, upToSeq: number): void {
+    if (afterSeq !== undefined && afterSeq < upToSeq) {
+      for (const envelope of sessions.eventsAfter(sessionId, afterSeq)) {
+        if (envelope.seq > upToSeq) break;
+        connection.send({ kind: "event", envelope });
+      }
+    }
+    connection.subscriptions.add(sessionId);
+  }
 
   const localHandlers: LocalHandlers = {
     toolList: (payload) =>
@@ -154,6 +198,7 @@ export function createRequestRouter(context: RouterContext) {
       const summary = summarizeIssues(parsed.error.issues);
       throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${summary.message}`, summary.details);
     }
+    if (type !== "ping" && type !== "shutdown") await context.sessionsReady;
     if (isSessionRequestType(type) || isExtensionToCoreRequestType(type)) {
       if (frame.origin === undefined) throw new PedelecError("INVALID_INPUT", `${type} needs the page origin`);
       const handler = sessionHandlers[type] as (
@@ -175,7 +220,14 @@ export function createRequestRouter(context: RouterContext) {
 
   return (connection: CoreClientConnection, frame: CoreRequestFrame): void => {
     run(frame, connection).then(
-      (result) => connection.send({ kind: "response", id: frame.id, ok: true, result }),
+      (answer) => {
+        if (!(answer instanceof AnswerThen)) {
+          connection.send({ kind: "response", id: frame.id, ok: true, result: answer });
+          return;
+        }
+        connection.send({ kind: "response", id: frame.id, ok: true, result: answer.result });
+        answer.afterReply();
+      },
       (error: unknown) => {
         const coded = PedelecError.from(error, "SESSION_ERROR");
         connection.send({ kind: "response", id: frame.id, ok: false, error: coded.toWire() });

@@ -11,6 +11,7 @@ import { resolveCorePaths } from "./core-paths.js";
 import { ProcessGroupLedger } from "./process-group-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
 import type { Session } from "./session.js";
+import { SessionStore } from "./session-store/session-store.js";
 import { SessionManager, type SessionManagerOptions } from "./session-manager.js";
 import { loadSettings } from "./settings.js";
 
@@ -44,6 +45,7 @@ function manager(overrides: Partial<SessionManagerOptions> = {}): SessionManager
     processLedger: new ProcessGroupLedger(join(paths.runDir, "provider-processes")),
     scriptRunner: () => Promise.reject(new PedelecError("DENO_UNAVAILABLE", "these sessions run no scripts")),
     publish: (envelope) => published.push(envelope),
+    store: SessionStore.open(paths.sessionStoreFile),
     ...overrides,
   });
 }
@@ -138,5 +140,42 @@ describe("SessionManager releases ended sessions", () => {
     expect(() => sessions.getForOrigin(ids[2]!, ORIGIN)).toThrowError(expect.objectContaining({ code: "THREAD_NOT_FOUND" }) as Error);
     expect(sessions.getForOrigin(ids[4]!, ORIGIN).info().status).toBe("ended");
     expect(sessions.counts.ended).toBe(2);
+  });
+});
+
+describe("SessionManager retention", () => {
+  const DAY_MS = 24 * 60 * 60_000;
+
+  it("ends sessions unused past the retention setting, removes their workspaces, and keeps recent ones", async () => {
+    let now = Date.parse("2026-01-01T00:00:00Z");
+    const sessions = manager({ now: () => now });
+    const stale = await sessions.create(ORIGIN, { provider: "claude" });
+    now += 6 * DAY_MS;
+    const recent = await sessions.create(ORIGIN, { provider: "claude" });
+    now += 1.5 * DAY_MS;
+    expect(await sessions.sweepExpired()).toBe(1);
+    await sessions.workspacesRemoved();
+    expect(published.filter((envelope) => envelope.event.type === "session-ended")).toEqual([
+      expect.objectContaining({ sessionId: stale.sessionId, event: { type: "session-ended", reason: "expired" } }),
+    ]);
+    expect(await readdir(join(root, "home", "workspaces"))).toEqual([recent.workspace.path.split("/").at(-1)]);
+    expect(sessions.getForOrigin(stale.sessionId, ORIGIN).info().status).toBe("ended");
+    expect(sessions.getForOrigin(recent.sessionId, ORIGIN).info().status).toBe("idle");
+    await sessions.shutdown();
+  });
+
+  it("ends a stored session that aged past the retention while Core was not running", async () => {
+    let now = Date.parse("2026-01-01T00:00:00Z");
+    const first = manager({ now: () => now });
+    const info = await first.create(ORIGIN, { provider: "claude" });
+    await first.shutdown();
+    now += 8 * DAY_MS;
+    const paths = resolveCorePaths({ PEDELEC_HOME: join(root, "home") });
+    const second = manager({ now: () => now, store: undefined });
+    expect(await second.restore(SessionStore.open(paths.sessionStoreFile))).toEqual({ restored: 0, interrupted: 0, expired: 1 });
+    await second.workspacesRemoved();
+    expect(second.getForOrigin(info.sessionId, ORIGIN).info().status).toBe("ended");
+    expect(await readdir(join(root, "home", "workspaces"))).toEqual([]);
+    await second.shutdown();
   });
 });

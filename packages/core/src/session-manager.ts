@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { CreateSessionInput, ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
-import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { SessionEndReason, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import type { CorePaths } from "./core-paths.js";
 import { DEFAULT_ENDED_SESSION_LIMITS, EndedSession, EndedSessions, type EndedSessionLimits } from "./ended-session.js";
 import { log } from "./logger.js";
@@ -11,10 +12,11 @@ import { LoginShellPath } from "./providers/login-shell-path.js";
 import { reportProviders } from "./provider-status.js";
 import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
-import { Session } from "./session.js";
+import { Session, type RestoredSessionState } from "./session.js";
+import type { SessionStore, StoredSession } from "./session-store/session-store.js";
 import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
 import { configuredEffortArgv, type Settings } from "./settings.js";
-import { capabilityMatches, issueThreadCapability } from "./thread-capability.js";
+import { capabilityMatches, issueThreadCapability, type ThreadCapability } from "./thread-capability.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { requireEndpointSettings, requireModel, type OllamaEndpoint } from "./providers/ollama/ollama-endpoint.js";
 import { prepareExplicitWorkspace, prepareManagedWorkspace, removeManagedWorkspace, type PreparedWorkspace } from "./workspace.js";
@@ -27,6 +29,12 @@ export interface SessionManagerOptions {
   processLedger: ProcessGroupLedger;
   scriptRunner: () => Promise<ScriptRunner>;
   publish: (envelope: SessionEventEnvelope) => void;
+  /**
+   * Where sessions and their events are kept across Core restarts, or why it could not be opened: then every session
+   * request is refused with that error (SESSION_STORE_FAILED) rather than running sessions that would not survive.
+   * Core opens it after it starts listening (see restore()); until then it is absent.
+   */
+  store?: SessionStore | PedelecError;
   /** How many ended sessions are remembered, and for how long (DEFAULT_ENDED_SESSION_LIMITS). */
   endedSessionLimits?: Partial<EndedSessionLimits>;
   /** The clock ended sessions age by. */
@@ -39,6 +47,34 @@ export type PageSession = Session | EndedSession;
 /** How long createSession waits for an HTTP provider's endpoint to list its models. */
 const ENDPOINT_CHECK_TIMEOUT_MS = 10_000;
 
+const DAY_MS = 24 * 60 * 60_000;
+
+/** What the store's row says after an event: the status, the running turn, the activity time (set by the store). */
+function storedPatchFor(envelope: SessionEventEnvelope): Partial<StoredSession> {
+  const { event } = envelope;
+  switch (event.type) {
+    case "status-changed":
+      return { status: event.status };
+    case "turn-started":
+      return { activeTurn: { turnId: event.turnId, turnKind: event.turnKind } };
+    case "turn-completed":
+    case "turn-failed":
+      return { activeTurn: null };
+    default:
+      return {};
+  }
+}
+
+/** What start-up found in the store. */
+export interface RestoreReport {
+  /** Sessions that are resumable again. */
+  restored: number;
+  /** Of those, sessions whose turn was running when the earlier Core stopped; that turn ended with SESSION_ERROR. */
+  interrupted: number;
+  /** Sessions unused longer than the retention setting, ended now. */
+  expired: number;
+}
+
 /** Creates sessions and finds them again, enforcing that a session belongs to the origin that made it. */
 export class SessionManager {
   /** Sessions that have not ended yet; an ended one moves to #ended and its workspace, if managed, is removed. */
@@ -48,9 +84,13 @@ export class SessionManager {
   readonly #now: () => number;
   readonly #locator: ProviderLocator;
   readonly #loginShellPath: LoginShellPath;
+  /** Last event or resume time of each live session (ms), for the retention setting. */
+  readonly #lastActivity = new Map<string, number>();
+  #store: SessionStore | PedelecError;
 
   constructor(private readonly options: SessionManagerOptions) {
     this.#now = options.now ?? Date.now;
+    this.#store = options.store ?? new PedelecError("SESSION_STORE_FAILED", "the session store is not open yet");
     this.#ended = new EndedSessions({ ...DEFAULT_ENDED_SESSION_LIMITS, ...options.endedSessionLimits }, this.#now);
     this.#loginShellPath = new LoginShellPath(options.env);
     this.#locator = new ProviderLocator(options.providers, options.env, this.#loginShellPath);
@@ -98,7 +138,9 @@ export class SessionManager {
       configuredEffortArgv(settings, provider, effortLevel) ?? located.adapter.defaultEffortProfiles()[effortLevel],
       `effort profile ${provider}/${effortLevel}`,
     );
-    const tools = new ToolRegistry(input.skills?.tools ?? []);
+    const store = this.#requireStore();
+    const toolManifest: ToolManifestEntry[] = input.skills?.tools ?? [];
+    const tools = new ToolRegistry(toolManifest);
     const sessionId = randomUUID();
     const workspace: PreparedWorkspace = input.workspace
       ? await prepareExplicitWorkspace(input.workspace.path, {
@@ -107,20 +149,151 @@ export class SessionManager {
           userHome: this.options.env.HOME,
         })
       : await prepareManagedWorkspace(this.options.paths.workspacesDir, sessionId);
-    const session: Session = new Session({
-      id: sessionId,
+    const record: StoredSession = {
+      sessionId,
       origin,
       provider,
-      adapter: located.adapter,
-      executablePath: located.executablePath,
-      effortLevel,
-      effortArgv,
       model,
-      guidance: input.skills?.guidance ?? "",
-      tools,
-      workspace,
+      effortLevel,
+      effortArgv: [...effortArgv],
       access: input.access ?? "sandbox",
       autoEndOnDisconnect: input.autoEndOnDisconnect ?? true,
+      workspace: { path: workspace.path, managed: workspace.managed },
+      guidance: input.skills?.guidance ?? "",
+      tools: toolManifest,
+      executablePath: located.executablePath,
+      providerSessionId: null,
+      status: "idle",
+      activeTurn: null,
+      createdAt: new Date(this.#now()).toISOString(),
+      lastActivityAt: new Date(this.#now()).toISOString(),
+      endedAt: null,
+      endReason: null,
+      lastSeq: 0,
+    };
+    try {
+      store.insertSession(record);
+    } catch (error) {
+      await removeManagedWorkspace(this.options.paths.workspacesDir, workspace).catch(() => undefined);
+      throw PedelecError.from(error, "SESSION_STORE_FAILED");
+    }
+    const session = await this.#buildSession(record, tools, settings, endpoint);
+    return session.info();
+  }
+
+  /**
+   * Rebuilds the sessions an earlier Core left open: each is resumable again with its provider conversation, a turn that
+   * was running ends with SESSION_ERROR, and sessions unused past the retention setting end. Run once, before serving.
+   */
+  async restore(store: SessionStore | PedelecError | undefined = this.options.store): Promise<RestoreReport> {
+    const report: RestoreReport = { restored: 0, interrupted: 0, expired: 0 };
+    if (store === undefined) return report;
+    this.#store = store;
+    if (store instanceof PedelecError) return report;
+    const settings = await this.options.loadSettings();
+    const expiredBefore = this.#now() - settings.sessionRetentionDays * DAY_MS;
+    for (const record of store.listEnded()) {
+      this.#ended.add(new EndedSession(record.origin, this.#infoOfStored(record), issueThreadCapability().digest, Date.parse(record.endedAt ?? record.lastActivityAt)));
+    }
+    for (const record of store.listOpen()) {
+      if (Date.parse(record.lastActivityAt) < expiredBefore) {
+        this.#endStored(store, record, "expired");
+        report.expired += 1;
+        continue;
+      }
+      let session: Session;
+      try {
+        const endpoint = record.provider === "ollama" ? { ...settings.ollama } : undefined;
+        session = await this.#buildSession(record, new ToolRegistry(record.tools), settings, endpoint, {
+          createdAt: record.createdAt,
+          lastSeq: record.lastSeq,
+          // An interrupted turn's session goes to "error" through failInterruptedTurn, so the change is stored and sent.
+          status: record.status,
+          providerSessionId: record.providerSessionId,
+        });
+      } catch (error) {
+        log("warn", "could not restore a stored session; it was ended", { sessionId: record.sessionId, error: String(error) });
+        this.#endStored(store, record, "expired");
+        report.expired += 1;
+        continue;
+      }
+      report.restored += 1;
+      if (record.activeTurn !== null) {
+        session.failInterruptedTurn(record.activeTurn);
+        report.interrupted += 1;
+      }
+    }
+    return report;
+  }
+
+  /** Managed workspaces of sessions that are still resumable; everything else under the managed root is left over. */
+  liveManagedWorkspaces(): Set<string> {
+    const paths = new Set<string>();
+    for (const session of this.#sessions.values()) {
+      if (session.setup.workspace.managed) paths.add(session.setup.workspace.path);
+    }
+    return paths;
+  }
+
+  /**
+   * Ends sessions unused for longer than the retention setting and forgets old ended ones. Core runs it at start and
+   * then periodically.
+   */
+  async sweepExpired(): Promise<number> {
+    const store = this.#store;
+    if (store instanceof PedelecError) return 0;
+    const settings = await this.options.loadSettings();
+    const expiredBefore = this.#now() - settings.sessionRetentionDays * DAY_MS;
+    const ending: Promise<boolean>[] = [];
+    for (const session of this.#sessions.values()) {
+      if (session.ended || session.status === "running" || session.status === "waiting_tool_result") continue;
+      if ((this.#lastActivity.get(session.id) ?? this.#now()) < expiredBefore) ending.push(session.end("expired"));
+    }
+    const expired = (await Promise.all(ending)).filter(Boolean).length;
+    const { maxCount, maxAgeMs } = { ...DEFAULT_ENDED_SESSION_LIMITS, ...this.options.endedSessionLimits };
+    try {
+      store.pruneEnded(maxCount, new Date(this.#now() - maxAgeMs).toISOString());
+    } catch (error) {
+      log("warn", "could not prune ended sessions from the store", { error: String(error) });
+    }
+    return expired;
+  }
+
+  /**
+   * The events of `session` newer than `afterSeq` that the store still keeps, in order (the newest few thousand per
+   * session), for a page that resumes after missing them.
+   */
+  eventsAfter(sessionId: string, afterSeq: number): SessionEventEnvelope[] {
+    const store = this.#requireStore();
+    this.#touch(sessionId);
+    return store.eventsAfter(sessionId, afterSeq);
+  }
+
+  async #buildSession(
+    record: StoredSession,
+    tools: ToolRegistry,
+    settings: Settings,
+    endpoint: OllamaEndpoint | undefined,
+    restored?: RestoredSessionState,
+  ): Promise<Session> {
+    const adapter = this.options.providers.get(record.provider);
+    if (adapter === undefined) throw new PedelecError("PROVIDER_UNAVAILABLE", `Pedelec cannot drive ${record.provider}`);
+    const store = this.#requireStore();
+    const session: Session = new Session({
+      id: record.sessionId,
+      origin: record.origin,
+      provider: record.provider,
+      adapter,
+      executablePath: record.executablePath,
+      effortLevel: record.effortLevel,
+      effortArgv: record.effortArgv,
+      model: record.model,
+      guidance: record.guidance,
+      tools,
+      workspace: record.workspace,
+      access: record.access,
+      autoEndOnDisconnect: record.autoEndOnDisconnect,
+      // A restored session's agents died with the earlier Core; its next turn's agent gets a new secret.
       capability: issueThreadCapability(),
       binDir: this.options.paths.binDir,
       loginShellPath: await this.#loginShellPath.directories(),
@@ -131,14 +304,70 @@ export class SessionManager {
       processLedger: this.options.processLedger,
       scriptRunner: this.options.scriptRunner,
       ...(endpoint ? { endpoint } : {}),
+      ...(restored ? { restored } : {}),
       publish: (envelope) => {
+        // Stored before it leaves Core, so a page that misses it (a reload, a crash) can have it replayed.
+        try {
+          store.appendEvent(envelope, storedPatchFor(envelope));
+        } catch (error) {
+          log("error", "could not store a session event", { sessionId: envelope.sessionId, seq: envelope.seq, error: String(error) });
+        }
+        this.#lastActivity.set(envelope.sessionId, this.#now());
         this.options.publish(envelope);
         // The last event a session sends: from here on only its tombstone is needed.
-        if (envelope.event.type === "session-ended") this.#retire(session);
+        if (envelope.event.type === "session-ended") this.#retire(session, envelope.event.reason);
+      },
+      onProviderSessionId: (providerSessionId) => {
+        try {
+          store.updateSession(record.sessionId, { providerSessionId });
+        } catch (error) {
+          log("error", "could not store a provider conversation id", { sessionId: record.sessionId, error: String(error) });
+        }
       },
     });
-    this.#sessions.set(sessionId, session);
-    return session.info();
+    this.#sessions.set(record.sessionId, session);
+    this.#lastActivity.set(record.sessionId, Date.parse(record.lastActivityAt) || this.#now());
+    return session;
+  }
+
+  #infoOfStored(record: StoredSession): SessionInfo {
+    return {
+      sessionId: record.sessionId,
+      provider: record.provider,
+      effortLevel: record.effortLevel,
+      model: record.model,
+      sessionCreatedAt: record.createdAt,
+      status: "ended",
+      workspace: record.workspace,
+      access: record.access,
+      autoEndOnDisconnect: record.autoEndOnDisconnect,
+      toolNames: record.tools.map((tool) => tool.name),
+      lastSeq: record.lastSeq,
+      activeTurn: null,
+      pendingToolCalls: [],
+    };
+  }
+
+  /** Ends a stored session that is not rebuilt: its row says so, its managed workspace goes, resume answers "ended". */
+  #endStored(store: SessionStore, record: StoredSession, reason: SessionEndReason): void {
+    const endedAt = this.#now();
+    try {
+      store.markEnded(record.sessionId, reason, new Date(endedAt).toISOString());
+    } catch (error) {
+      log("warn", "could not mark a stored session ended", { sessionId: record.sessionId, error: String(error) });
+    }
+    this.#ended.add(new EndedSession(record.origin, this.#infoOfStored(record), issueThreadCapability().digest, endedAt));
+    this.#removeWorkspace(record.sessionId, record.workspace);
+  }
+
+  #touch(sessionId: string): void {
+    if (this.#sessions.has(sessionId)) this.#lastActivity.set(sessionId, this.#now());
+  }
+
+  #requireStore(): SessionStore {
+    const store = this.#store;
+    if (store instanceof PedelecError) throw store;
+    return store;
   }
 
   /**
@@ -146,6 +375,7 @@ export class SessionManager {
    * same answer, so a thread id alone tells nothing.
    */
   getForAgent(threadId: string, capability: string): Session {
+    this.#requireStore();
     const session = this.#sessions.get(threadId);
     const ended = session === undefined ? this.#ended.get(threadId) : undefined;
     const digest = session?.setup.capability.digest ?? ended?.capabilityDigest;
@@ -161,6 +391,7 @@ export class SessionManager {
    * cannot learn which sessions exist.
    */
   getForOrigin(sessionId: string, origin: string): PageSession {
+    this.#requireStore();
     const session = this.#sessions.get(sessionId) ?? this.#ended.get(sessionId);
     if (session === undefined || session.origin !== origin) {
       throw new PedelecError("THREAD_NOT_FOUND", `no session ${sessionId} for ${origin}`);
@@ -206,25 +437,47 @@ export class SessionManager {
     return { stoppedRuns, endedSessions };
   }
 
-  /** Ends every session (killing provider processes) and removes managed workspaces. */
+  /**
+   * The pages whose claimants `isGone` matches left: tool calls they claimed and did not answer are requested again, in
+   * every session, for the pages still there.
+   */
+  releaseToolClaims(isGone: (claimant: string) => boolean): number {
+    let released = 0;
+    for (const session of this.#sessions.values()) if (!session.ended) released += session.releaseToolClaims(isGone);
+    return released;
+  }
+
+  /**
+   * Core is stopping: running turns end with SESSION_ERROR and scripts stop, but sessions stay in the store, with their
+   * workspaces, to be resumed by the next Core.
+   */
   async shutdown(): Promise<void> {
-    const sessions = [...this.#sessions.values()];
-    await Promise.all(sessions.map((session) => session.end("shutdown")));
-    // A session that was already ending when shutdown began is retired here, should its end not have done so.
-    for (const session of sessions) this.#retire(session);
+    await Promise.all([...this.#sessions.values()].map((session) => session.suspend()));
     await this.workspacesRemoved();
+    if (!(this.#store instanceof PedelecError)) this.#store.close();
   }
 
   /**
    * Replaces an ended session by its tombstone, so its tools, provider adapter, listeners and timers can be freed,
    * and removes its workspace if Core made it; an explicit workspace is the user's and stays.
    */
-  #retire(session: Session): void {
+  #retire(session: Session, reason: SessionEndReason): void {
     if (this.#sessions.get(session.id) !== session) return;
     this.#sessions.delete(session.id);
-    this.#ended.add(new EndedSession(session.origin, session.info(), session.setup.capability.digest, this.#now()));
-    const removal = removeManagedWorkspace(this.options.paths.workspacesDir, session.setup.workspace)
-      .catch((error: unknown) => log("warn", "could not remove an ended session's workspace", { sessionId: session.id, error: String(error) }))
+    this.#lastActivity.delete(session.id);
+    const endedAt = this.#now();
+    try {
+      this.#requireStore().markEnded(session.id, reason, new Date(endedAt).toISOString());
+    } catch (error) {
+      log("warn", "could not mark an ended session in the store", { sessionId: session.id, error: String(error) });
+    }
+    this.#ended.add(new EndedSession(session.origin, session.info(), session.setup.capability.digest, endedAt));
+    this.#removeWorkspace(session.id, session.setup.workspace);
+  }
+
+  #removeWorkspace(sessionId: string, workspace: PreparedWorkspace): void {
+    const removal = removeManagedWorkspace(this.options.paths.workspacesDir, workspace)
+      .catch((error: unknown) => log("warn", "could not remove an ended session's workspace", { sessionId, error: String(error) }))
       .finally(() => this.#workspaceRemovals.delete(removal));
     this.#workspaceRemovals.add(removal);
   }

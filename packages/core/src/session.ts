@@ -3,7 +3,7 @@ import { delimiter } from "node:path";
 import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
-import type { SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
 import { log } from "./logger.js";
@@ -47,10 +47,24 @@ export interface SessionSetup {
   scriptRunner: () => Promise<ScriptRunner>;
   /** The HTTP endpoint of a provider that calls one itself (ollama), snapshotted like the effort profile. */
   endpoint?: { baseUrl: string; apiKey: string };
+  /** Every event, in seq order; the caller stores it before it leaves Core. */
   publish: (envelope: SessionEventEnvelope) => void;
+  /** The provider started (or restarted) the conversation later turns continue. */
+  onProviderSessionId?: (providerSessionId: string | null) => void;
+  /** What a session rebuilt from Core's store already had before this Core started. */
+  restored?: RestoredSessionState;
 }
 
-export type SessionEndReason = "requested" | "disconnected" | "shutdown" | "full-access-revoked";
+export interface RestoredSessionState {
+  createdAt: string;
+  lastSeq: number;
+  status: SessionStatus;
+  providerSessionId: string | null;
+}
+
+/** The user text of a prepare turn; the first prompt around it carries the guidance and the tool index. */
+const PREPARE_TEXT =
+  "This first message only prepares the session. Reply with one short sentence saying you are ready; do not run commands or call tools yet.";
 
 interface ActiveTurn {
   turnId: string;
@@ -65,21 +79,35 @@ interface ActiveTurn {
  * that turn. Core's socket layer only translates requests into calls on this class.
  */
 export class Session {
-  readonly createdAt = new Date().toISOString();
-  #status: SessionStatus = "idle";
-  #seq = 0;
-  #providerSessionId: string | null = null;
+  readonly createdAt: string;
+  #status: SessionStatus;
+  #seq: number;
+  #providerSessionId: string | null;
+  /** True once any turn ran in this session, here or before a Core restart: there is nothing left to prepare. */
+  #hadTurn: boolean;
   #activeTurn: ActiveTurn | null = null;
   #ended = false;
   readonly #endController = new AbortController();
   readonly #toolCalls = new ToolCallWaiter();
   #idleTimer: NodeJS.Timeout | undefined;
+  /** The turn the idle timer watches, and when its provider last said anything (performance.now()). */
+  #idleTurn: ActiveTurn | undefined;
+  #lastOutputAt = 0;
   #unfollowedTimer: NodeJS.Timeout | undefined;
+  /** Text deltas of one provider read, joined into one event (see #emitDelta). */
+  #deltaBuffer: { turnId: string; messageId: string; delta: string } | undefined;
+  #deltaWindowOpen = false;
 
   /** Scripts run by the page (`workspace.run()`) and by the agent (`pedelec-ts-runtime`). */
   readonly scripts: SessionScripts;
 
   constructor(readonly setup: SessionSetup) {
+    const { restored } = setup;
+    this.createdAt = restored?.createdAt ?? new Date().toISOString();
+    this.#status = restored?.status ?? "idle";
+    this.#seq = restored?.lastSeq ?? 0;
+    this.#providerSessionId = restored?.providerSessionId ?? null;
+    this.#hadTurn = restored !== undefined && restored.lastSeq > 0;
     this.scripts = new SessionScripts({ threadId: setup.id, workspaceRoot: setup.workspace.path, runner: setup.scriptRunner });
   }
 
@@ -114,6 +142,8 @@ export class Session {
       autoEndOnDisconnect: setup.autoEndOnDisconnect,
       toolNames: setup.tools.names,
       lastSeq: this.#seq,
+      activeTurn: this.#activeTurn === null ? null : { turnId: this.#activeTurn.turnId, turnKind: this.#activeTurn.kind },
+      pendingToolCalls: this.#toolCalls.pending(),
     };
   }
 
@@ -126,9 +156,23 @@ export class Session {
     const done = new Promise<void>((resolve) => (markDone = resolve));
     const turn: ActiveTurn = { turnId, kind, text, controller, done };
     this.#activeTurn = turn;
+    this.#hadTurn = true;
     setImmediate(() => {
       this.#runTurn(turn).finally(markDone);
     });
+  }
+
+  /**
+   * Starts a hidden "prepare" turn that gives the provider the first prompt (guidance and tool index), so the first real
+   * message starts warm. Null when there is nothing to prepare: a turn already ran, or the provider starts a fresh
+   * conversation every turn anyway.
+   */
+  prepare(turnId: string): string | null {
+    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
+    if (this.#activeTurn) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
+    if (this.#hadTurn || !this.setup.adapter.capabilities.resume) return null;
+    this.startTurn(turnId, PREPARE_TEXT, "prepare");
+    return turnId;
   }
 
   /**
@@ -182,6 +226,36 @@ export class Session {
   }
 
   /**
+   * Core is stopping but the session lives on in the store: the running turn fails with SESSION_ERROR (pages still
+   * connected see it now, later ones when they resume), scripts stop, and the next message continues the conversation.
+   */
+  async suspend(): Promise<void> {
+    if (this.#ended) return;
+    if (this.#unfollowedTimer) clearTimeout(this.#unfollowedTimer);
+    this.#unfollowedTimer = undefined;
+    const stopped = this.scripts.close(new PedelecError("DENO_CANCELLED", "Core stopped"));
+    const turn = this.#activeTurn;
+    if (turn) {
+      turn.controller.abort(new PedelecError("SESSION_ERROR", "Core stopped during the turn; send the message again to continue"));
+      await turn.done;
+    }
+    await stopped;
+    this.#pauseIdleWatch();
+  }
+
+  /**
+   * The turn that was running when an earlier Core died: its provider was reaped, so it ends here with a coded error,
+   * stored and sent like any other event.
+   */
+  failInterruptedTurn(turn: { turnId: string; turnKind: TurnKind }): void {
+    const error = new PedelecError("SESSION_ERROR", "Core stopped while this turn was running; send the message again to continue", {
+      cause: "core-stopped",
+    });
+    this.#setStatus("error", turn.turnId);
+    this.#emit({ type: "turn-failed", turnId: turn.turnId, turnKind: turn.turnKind, error: error.toWire() });
+  }
+
+  /**
    * The agent's `pedelec-cli tool-call`: validates, hands the call to the page and waits for its answer.
    * `callerSignal` aborts when the CLI's connection goes away.
    */
@@ -195,13 +269,9 @@ export class Session {
     }
     const toolRequestId = randomUUID();
     this.#pauseIdleWatch();
-    const settled = this.#toolCalls.wait(
-      toolRequestId,
-      turn.turnId,
-      tool.timeoutMs,
-      AbortSignal.any([turn.controller.signal, callerSignal]),
-    );
-    this.#emit({ type: "tool-call-requested", turnId: turn.turnId, toolRequestId, toolName, args, timeoutMs: tool.timeoutMs });
+    const call = { turnId: turn.turnId, toolRequestId, toolName, args, timeoutMs: tool.timeoutMs };
+    const settled = this.#toolCalls.wait(call, AbortSignal.any([turn.controller.signal, callerSignal]));
+    this.#emit({ type: "tool-call-requested", ...call });
     this.#setStatus("waiting_tool_result", turn.turnId);
     const settlement = await settled;
     this.#emit({ type: "tool-call-settled", turnId: turn.turnId, toolRequestId, outcome: settlement.outcome });
@@ -214,8 +284,23 @@ export class Session {
     return settlement.result.result;
   }
 
-  submitToolResult(toolRequestId: string, outcome: ToolResultOutcome): boolean {
-    return this.#toolCalls.answer(toolRequestId, outcome);
+  /** See ToolCallWaiter.claim: exactly one page runs each call. */
+  claimToolCall(toolRequestId: string, claimant: string): boolean {
+    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
+    return this.#toolCalls.claim(toolRequestId, claimant);
+  }
+
+  /** Applies a page's result once; refusals are coded errors (see ToolCallWaiter.answer). */
+  submitToolResult(toolRequestId: string, outcome: ToolResultOutcome, claimant?: string): void {
+    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
+    this.#toolCalls.answer(toolRequestId, outcome, claimant);
+  }
+
+  /** The pages `isGone` matches left: calls they claimed but did not answer are requested again for the others. */
+  releaseToolClaims(isGone: (claimant: string) => boolean): number {
+    const released = this.#toolCalls.release(isGone);
+    for (const call of released) this.#emit({ type: "tool-call-requested", ...call });
+    return released.length;
   }
 
   async #runTurn(turn: ActiveTurn): Promise<void> {
@@ -231,6 +316,7 @@ export class Session {
       // The provider no longer has the conversation (its state was deleted, or it lives elsewhere): every later turn
       // would fail the same way, so start a new one with the full first prompt and say so.
       this.#providerSessionId = null;
+      this.setup.onProviderSessionId?.(null);
       this.#emit({
         type: "activity-updated",
         turnId: turn.turnId,
@@ -251,14 +337,14 @@ export class Session {
       turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn is over"));
     }
     this.#activeTurn = null;
+    // The status the turn leaves goes first: a page whose sendText() settles on the turn's end then already shows it.
     if (outcome.ok) {
-      this.#emit({ type: "turn-completed", turnId: turn.turnId, turnKind: turn.kind });
       this.#setStatus("idle", turn.turnId);
+      this.#emit({ type: "turn-completed", turnId: turn.turnId, turnKind: turn.kind });
       return;
     }
+    if (!this.#ended) this.#setStatus(outcome.error.code === "TURN_CANCELLED" ? "idle" : "error", turn.turnId);
     this.#emit({ type: "turn-failed", turnId: turn.turnId, turnKind: turn.kind, error: outcome.error.toWire() });
-    if (this.#ended) return;
-    this.#setStatus(outcome.error.code === "TURN_CANCELLED" ? "idle" : "error", turn.turnId);
   }
 
   /** One run of the provider for `turn`: continuing `resumeId`, or a new conversation that gets the first prompt. */
@@ -294,9 +380,10 @@ export class Session {
     switch (event.type) {
       case "provider-session-started":
         this.#providerSessionId = event.providerSessionId;
+        this.setup.onProviderSessionId?.(event.providerSessionId);
         return;
       case "text-delta":
-        this.#emit({ type: "chat-delta", turnId: turn.turnId, messageId: event.messageId, delta: event.delta });
+        this.#emitDelta(turn.turnId, event.messageId, event.delta);
         return;
       case "message-completed":
         // Without deltas of its own the provider's message still reaches delta-driven apps, once, whole.
@@ -329,20 +416,35 @@ export class Session {
     return env;
   }
 
-  /** A provider that says nothing for too long, while not waiting on the page, is treated as hung. */
+  /**
+   * A provider that says nothing for too long, while not waiting on the page, is treated as hung. Called for every
+   * provider event, so it only notes the time; the one timer checks it when it fires (re-creating a timer per event
+   * cost more than parsing a fast stream).
+   */
   #armIdleWatch(turn: ActiveTurn): void {
+    this.#lastOutputAt = performance.now();
+    if (this.#idleTimer !== undefined && this.#idleTurn === turn) return;
     this.#pauseIdleWatch();
+    this.#idleTurn = turn;
     const timeoutMs = this.setup.providerIdleTimeoutMs;
-    this.#idleTimer = setTimeout(() => {
+    const check = (): void => {
+      const quietMs = performance.now() - this.#lastOutputAt;
+      if (quietMs < timeoutMs) {
+        this.#idleTimer = setTimeout(check, timeoutMs - quietMs);
+        return;
+      }
+      this.#idleTimer = undefined;
       turn.controller.abort(
         new PedelecError("PROVIDER_FAILED", `${this.setup.provider} produced no output for ${Math.round(timeoutMs / 1000)} s and was stopped`),
       );
-    }, timeoutMs);
+    };
+    this.#idleTimer = setTimeout(check, timeoutMs);
   }
 
   #pauseIdleWatch(): void {
     if (this.#idleTimer) clearTimeout(this.#idleTimer);
     this.#idleTimer = undefined;
+    this.#idleTurn = undefined;
   }
 
   #setStatus(status: SessionStatus, turnId?: string): void {
@@ -351,7 +453,44 @@ export class Session {
     this.#emit(turnId === undefined ? { type: "status-changed", status } : { type: "status-changed", status, turnId });
   }
 
+  /**
+   * Chat deltas reach pages one event each, and every event costs a native message, a port message and their checks. The
+   * first delta goes out at once; those that follow within the same provider read (one turn of the event loop) are
+   * joined into one event, so a fast stream costs a few events per read instead of one per token.
+   */
+  #emitDelta(turnId: string, messageId: string, delta: string): void {
+    const buffered = this.#deltaBuffer;
+    if (buffered !== undefined && buffered.turnId === turnId && buffered.messageId === messageId) {
+      buffered.delta += delta;
+      return;
+    }
+    this.#flushDeltas();
+    if (!this.#deltaWindowOpen) {
+      this.#deltaWindowOpen = true;
+      setImmediate(() => {
+        this.#deltaWindowOpen = false;
+        this.#flushDeltas();
+      });
+      this.#emit({ type: "chat-delta", turnId, messageId, delta });
+      return;
+    }
+    this.#deltaBuffer = { turnId, messageId, delta };
+  }
+
+  #flushDeltas(): void {
+    const buffered = this.#deltaBuffer;
+    if (buffered === undefined) return;
+    this.#deltaBuffer = undefined;
+    this.#emitEnvelope({ type: "chat-delta", ...buffered });
+  }
+
   #emit(event: SessionEvent): void {
+    // Whatever follows a delta (its completed message, a tool call, the turn's end) must not overtake it.
+    this.#flushDeltas();
+    this.#emitEnvelope(event);
+  }
+
+  #emitEnvelope(event: SessionEvent): void {
     const envelope: SessionEventEnvelope = { type: "event", sessionId: this.id, seq: this.#seq + 1, emittedAt: new Date().toISOString(), event };
     // Inputs are bounded before they become events; should one still be unsendable, it must not take a seq that
     // nobody would ever receive (pages would see a gap), so an error saying what was lost goes out in its place.

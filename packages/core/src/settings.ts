@@ -66,6 +66,11 @@ export const settingsFileSchema = z.object({
    * long, unless a route comes back first (a reconnecting extension resubscribes).
    */
   unfollowedTurnGraceMs: z.number().int().min(0).max(10 * 60_000).default(3_000),
+  /**
+   * A session nobody used for this many days is ended (reason "expired") and its managed workspace removed. Until then it
+   * survives page reloads, browser restarts and Core restarts.
+   */
+  sessionRetentionDays: z.number().min(0.001).max(3650).default(7),
 });
 export type Settings = z.infer<typeof settingsFileSchema>;
 

@@ -119,3 +119,18 @@ describe("validators shared between sessions", () => {
     });
   });
 });
+
+describe("loading Ajv ahead of need", () => {
+  it("warm() readies the instance the next sessions' validators come from, and may be called again", () => {
+    const validators = new ToolArgsValidators({ compilationsPerInstance: 1 });
+    validators.warm();
+    validators.warm();
+    const first = new ToolRegistry([tool("add", titleSchema())], validators);
+    const second = new ToolRegistry([tool("count", countSchema())], validators);
+    expect(accepts(first, "add", '{"title":"Milk"}')).toBe(true);
+    expect(accepts(first, "add", '{"title":""}')).toBe(false);
+    expect(accepts(second, "count", '{"count":3}')).toBe(true);
+    expect(accepts(second, "count", '{"count":-1}')).toBe(false);
+    expect(validators.cachedCount).toBe(2);
+  });
+});

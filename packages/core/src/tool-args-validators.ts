@@ -1,4 +1,6 @@
-import { Ajv, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv, ValidateFunction } from "ajv";
+import type * as AjvModule from "ajv";
 import canonicalize from "canonicalize";
 import { linearRegExp } from "@pedelec/protocol/linear-regex";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
@@ -15,6 +17,13 @@ export interface ToolArgsValidatorsOptions {
 
 const DEFAULT_MAX_CACHED = 256;
 const DEFAULT_COMPILATIONS_PER_INSTANCE = 200;
+
+// Ajv is large and only sessions with tools need it: loaded on first use (or by warm()), not at Core's start.
+let ajvModule: typeof AjvModule | undefined;
+function ajvClass(): typeof Ajv {
+  ajvModule ??= createRequire(import.meta.url)("ajv") as typeof AjvModule;
+  return ajvModule.Ajv;
+}
 
 /**
  * Compiled argument validators, shared by every session. Building an Ajv and compiling its meta-schema costs over
@@ -33,6 +42,14 @@ export class ToolArgsValidators {
   constructor(options: ToolArgsValidatorsOptions = {}) {
     this.#maxCached = options.maxCached ?? DEFAULT_MAX_CACHED;
     this.#compilationsPerInstance = options.compilationsPerInstance ?? DEFAULT_COMPILATIONS_PER_INSTANCE;
+  }
+
+  /**
+   * Loads Ajv and builds the instance the next compilation uses, so the first session with tools does not wait for
+   * them. Core calls it while it has nothing else to do.
+   */
+  warm(): void {
+    if (this.#ajv === undefined) this.#ajv = this.#newAjv();
   }
 
   /** How many validators are cached (for tests). */
@@ -61,12 +78,7 @@ export class ToolArgsValidators {
 
   /** Compiles a private copy of the schema, which nobody else holds and so nobody can change afterwards. */
   #compile(schema: ToolManifestEntry["argsSchema"]): ValidateFunction {
-    if (this.#ajv === undefined || this.#compilations >= this.#compilationsPerInstance) {
-      // Strict mode turns any unsupported keyword into an error. Patterns come from the page and run on Core's only
-      // thread: a linear-time engine, never a backtracking RegExp.
-      this.#ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, code: { regExp: linearRegExp } });
-      this.#compilations = 0;
-    }
+    if (this.#ajv === undefined || this.#compilations >= this.#compilationsPerInstance) this.#ajv = this.#newAjv();
     const ajv = this.#ajv;
     this.#compilations += 1;
     try {
@@ -75,6 +87,14 @@ export class ToolArgsValidators {
       // A compiled validator holds everything it refers to; the instance keeps only its meta-schemas.
       ajv.removeSchema();
     }
+  }
+
+  #newAjv(): Ajv {
+    this.#compilations = 0;
+    // Strict mode turns any unsupported keyword into an error. Patterns come from the page and run on Core's only
+    // thread: a linear-time engine, never a backtracking RegExp.
+    const AjvClass = ajvClass();
+    return new AjvClass({ allErrors: true, strict: true, strictRequired: false, code: { regExp: linearRegExp } });
   }
 }
 

@@ -1,31 +1,47 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ToolResultOutcome } from "@pedelec/protocol/requests";
+import type { PendingToolCall } from "@pedelec/protocol/session-events";
 
 export type ToolCallSettlement =
   | { outcome: "answered"; result: ToolResultOutcome }
   | { outcome: "timed-out" | "cancelled" | "abandoned"; error: PedelecError };
 
 interface PendingCall {
-  turnId: string;
+  call: PendingToolCall;
+  /** The page route running the call's handler, once one claimed it. */
+  claimant: string | undefined;
   settle: (settlement: ToolCallSettlement) => void;
 }
 
+/** How many settled calls are remembered, so a late claim or result gets the reason rather than "unknown". */
+const REMEMBERED_SETTLEMENTS = 512;
+
 /**
- * Tool calls waiting for the page. Each wait ends exactly once: the page answers, the tool's timeout passes,
- * the turn is cancelled (signal), or the agent's CLI went away (also the signal).
+ * Tool calls waiting for a page. Each wait ends exactly once: a page answers, the tool's timeout passes, the turn is
+ * cancelled (signal), or the agent's CLI went away (also the signal). Of several pages following the session, the one
+ * that claims a call first is the only one whose handler runs and whose result counts.
  */
 export class ToolCallWaiter {
   readonly #pending = new Map<string, PendingCall>();
+  /** toolRequestId → how it settled; insertion order is settle order, so the oldest are dropped first. */
+  readonly #settled = new Map<string, ToolCallSettlement["outcome"]>();
 
   get size(): number {
     return this.#pending.size;
   }
 
-  wait(toolRequestId: string, turnId: string, timeoutMs: number, signal: AbortSignal): Promise<ToolCallSettlement> {
+  /** The calls still waiting, oldest first. */
+  pending(): PendingToolCall[] {
+    return [...this.#pending.values()].map((entry) => entry.call);
+  }
+
+  wait(call: PendingToolCall, signal: AbortSignal): Promise<ToolCallSettlement> {
+    const { toolRequestId, timeoutMs } = call;
     return new Promise((resolve) => {
       const finish = (settlement: ToolCallSettlement): void => {
         if (!this.#pending.has(toolRequestId)) return;
         this.#pending.delete(toolRequestId);
+        this.#remember(toolRequestId, settlement.outcome);
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         resolve(settlement);
@@ -41,17 +57,62 @@ export class ToolCallWaiter {
         const error = reason instanceof PedelecError ? reason : new PedelecError("TURN_CANCELLED", "the tool call was cancelled");
         finish({ outcome: error.code === "IPC_UNAVAILABLE" ? "abandoned" : "cancelled", error });
       };
-      this.#pending.set(toolRequestId, { turnId, settle: finish });
+      this.#pending.set(toolRequestId, { call, claimant: undefined, settle: finish });
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 
-  /** The page's answer; false when nothing waits for it any more (late, duplicate or unknown). */
-  answer(toolRequestId: string, result: ToolResultOutcome): boolean {
-    const pending = this.#pending.get(toolRequestId);
-    if (!pending) return false;
-    pending.settle({ outcome: "answered", result });
+  /**
+   * Claims a waiting call for `claimant`: true when it is now (or already was) theirs, false when another page holds
+   * it. A call no longer waiting is refused with the reason.
+   */
+  claim(toolRequestId: string, claimant: string): boolean {
+    const pending = this.#requirePending(toolRequestId);
+    if (pending.claimant !== undefined && pending.claimant !== claimant) return false;
+    pending.claimant = claimant;
     return true;
+  }
+
+  /**
+   * A page's answer, applied once. Refused when the call timed out (TOOL_TIMEOUT), is no longer waiting
+   * (TOOL_CALL_NOT_PENDING), or another page claimed it (TOOL_CALL_CLAIMED).
+   */
+  answer(toolRequestId: string, result: ToolResultOutcome, claimant?: string): void {
+    const pending = this.#requirePending(toolRequestId);
+    if (pending.claimant !== undefined && pending.claimant !== claimant) {
+      throw new PedelecError("TOOL_CALL_CLAIMED", `tool call ${toolRequestId} is being answered by another page`);
+    }
+    pending.settle({ outcome: "answered", result });
+  }
+
+  /** Drops the claims `isGone` matches; returns the calls that wait unclaimed again, so they can be requested anew. */
+  release(isGone: (claimant: string) => boolean): PendingToolCall[] {
+    const released: PendingToolCall[] = [];
+    for (const pending of this.#pending.values()) {
+      if (pending.claimant === undefined || !isGone(pending.claimant)) continue;
+      pending.claimant = undefined;
+      released.push(pending.call);
+    }
+    return released;
+  }
+
+  #requirePending(toolRequestId: string): PendingCall {
+    const pending = this.#pending.get(toolRequestId);
+    if (pending !== undefined) return pending;
+    if (this.#settled.get(toolRequestId) === "timed-out") {
+      throw new PedelecError("TOOL_TIMEOUT", `tool call ${toolRequestId} timed out before its result arrived; the agent was told so`);
+    }
+    throw new PedelecError("TOOL_CALL_NOT_PENDING", `tool call ${toolRequestId} is not waiting for a result`, {
+      toolRequestId,
+      ...(this.#settled.has(toolRequestId) ? { settled: this.#settled.get(toolRequestId) } : {}),
+    });
+  }
+
+  #remember(toolRequestId: string, outcome: ToolCallSettlement["outcome"]): void {
+    this.#settled.set(toolRequestId, outcome);
+    if (this.#settled.size <= REMEMBERED_SETTLEMENTS) return;
+    const oldest = this.#settled.keys().next().value;
+    if (oldest !== undefined) this.#settled.delete(oldest);
   }
 }

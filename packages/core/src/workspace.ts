@@ -80,14 +80,19 @@ export async function removeManagedWorkspace(workspacesDir: string, workspace: P
   await rm(workspace.path, { recursive: true, force: true });
 }
 
-/** Removes managed workspaces left behind by a Core that did not exit normally. */
-export async function sweepManagedWorkspaces(workspacesDir: string): Promise<number> {
+/**
+ * Removes managed workspaces no resumable session owns (left by sessions that ended while Core could not remove them);
+ * `keep` holds the real paths of the live sessions' workspaces.
+ */
+export async function sweepManagedWorkspaces(workspacesDir: string, keep: ReadonlySet<string> = new Set()): Promise<number> {
   let names: string[];
   try {
     names = await readdir(workspacesDir);
   } catch {
     return 0;
   }
-  await Promise.all(names.map((name) => rm(join(workspacesDir, name), { recursive: true, force: true })));
-  return names.length;
+  const managedRoot = await realpath(workspacesDir).catch(() => workspacesDir);
+  const leftovers = names.filter((name) => !keep.has(join(managedRoot, name)));
+  await Promise.all(leftovers.map((name) => rm(join(workspacesDir, name), { recursive: true, force: true })));
+  return leftovers.length;
 }

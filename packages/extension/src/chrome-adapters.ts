@@ -1,3 +1,4 @@
+import { portTransport } from "@pedelec/protocol/port-transport";
 import type { KeyValueStorage } from "./key-value-storage.js";
 import type { NativeChannel } from "./native-channel.js";
 import type { WindowsApi } from "./approval-window.js";
@@ -19,14 +20,7 @@ export function chromeStorageArea(area: chrome.storage.StorageArea): KeyValueSto
 }
 
 export function connectChromeNative(hostName: string): NativeChannel {
-  const port = chrome.runtime.connectNative(hostName);
-  return {
-    postMessage: (message) => port.postMessage(message),
-    disconnect: () => port.disconnect(),
-    onMessage: (listener) => port.onMessage.addListener((message: unknown) => listener(message)),
-    // lastError is only meaningful inside the onDisconnect callback, so it is read right there.
-    onDisconnect: (listener) => port.onDisconnect.addListener(() => listener(chrome.runtime.lastError?.message)),
-  };
+  return portTransport(chrome.runtime.connectNative(hostName), () => chrome.runtime.lastError?.message);
 }
 
 /** Where the approval window points; the marker tells it apart from the toolbar popup showing the same page. */

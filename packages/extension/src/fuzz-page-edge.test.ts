@@ -22,6 +22,9 @@ const templates: Record<string, unknown>[] = [
   { id: "create-model", type: "createSession", payload: { provider: "claude", model: "sonnet", autoEndOnDisconnect: false } },
   { id: "create-folder", type: "createSession", payload: { workspace: { path: "/home/user/project" } } },
   { id: "resume", type: "resumeSession", payload: { sessionId: SESSION } },
+  { id: "resume-after", type: "resumeSession", payload: { sessionId: SESSION, afterSeq: 12 } },
+  { id: "prepare", type: "prepareSession", payload: { sessionId: SESSION, turnId: "prep-1" } },
+  { id: "claim", type: "claimToolCall", payload: { sessionId: SESSION, toolRequestId: "tool-request-1" } },
   { id: "send", type: "sendText", payload: { sessionId: SESSION, turnId: "turn-1", text: "hello" } },
   {
     id: "submit",

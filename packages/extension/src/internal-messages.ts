@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { wireErrorSchema } from "@pedelec/protocol/pedelec-error";
+import { wireErrorSchema } from "@pedelec/protocol/wire-error";
 
 /**
  * Messages between the extension's own pages (the approval popup, the options page) and the service worker

@@ -1,16 +1,12 @@
 import type { ExtensionToHostMessage } from "@pedelec/protocol/native-wire";
+import type { MessageTransport } from "@pedelec/protocol/transport";
 
 /**
- * One Native Messaging connection, as `chrome.runtime.connectNative` gives it, reduced to what the link needs.
- * `onDisconnect` hands over `chrome.runtime.lastError.message`, read at the moment Chrome reported it.
+ * One Native Messaging connection, as `chrome.runtime.connectNative` gives it, as a transport: sending throws once
+ * the connection is gone, and the close error carries `chrome.runtime.lastError.message`, read at the moment Chrome
+ * reported the disconnect.
  */
-export interface NativeChannel {
-  /** Throws when the connection is already gone. */
-  postMessage(message: ExtensionToHostMessage): void;
-  disconnect(): void;
-  onMessage(listener: (message: unknown) => void): void;
-  onDisconnect(listener: (errorMessage: string | undefined) => void): void;
-}
+export type NativeChannel = MessageTransport<unknown, ExtensionToHostMessage>;
 
-/** Opens a new channel to the native host. Chrome reports a missing host later, through onDisconnect. */
+/** Opens a new channel to the native host. Chrome reports a missing host later, through the close. */
 export type NativeConnector = () => NativeChannel;

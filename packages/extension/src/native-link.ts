@@ -1,4 +1,4 @@
-import { ChunkAssembler } from "@pedelec/protocol/chunking";
+import { reassemblingTransport } from "@pedelec/protocol/chunking";
 import { MAX_CORE_FRAME_BYTES } from "@pedelec/protocol/core-wire";
 import {
   hostToExtensionMessageSchema,
@@ -8,10 +8,11 @@ import {
 } from "@pedelec/protocol/native-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { FullAccessClaim } from "@pedelec/protocol/full-access";
+import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import type { ExtensionToCoreRequestType, SessionRequestType } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { consoleLogger, type Logger } from "./logger.js";
-import type { NativeChannel, NativeConnector } from "./native-channel.js";
+import type { NativeConnector } from "./native-channel.js";
 
 export type CoreStatus = HostStatusFrame["core"];
 
@@ -24,24 +25,27 @@ export interface NativeLinkOptions {
   logger?: Logger;
 }
 
-interface PendingRequest {
-  resolve: (result: unknown) => void;
-  reject: (error: PedelecError) => void;
-}
+/** What the host sends, once chunks are put back together (a chunk inside a chunk is malformed). */
+type HostMessage = Exclude<HostToExtensionMessage, { kind: "chunk" }>;
 
-interface ChannelState {
-  readonly channel: NativeChannel;
-  readonly pending: Map<string, PendingRequest>;
-  readonly assembler: ChunkAssembler;
+interface ChannelStatus {
   /** Any message at all proves the host process started, which changes how a disconnect is reported. */
   hostSpoke: boolean;
   core: CoreStatus | undefined;
-  closed: boolean;
+  /** The link itself closed this channel (`close()`), so nobody is told the link was lost. */
+  closedByLink: boolean;
+  /** Core was connected on this channel and went away; the next "connected" is a new Core. */
+  coreLost: boolean;
 }
 
+interface ChannelState {
+  readonly client: RequestClient<ExtensionToHostMessage, HostMessage>;
+  readonly status: ChannelStatus;
+}
 /**
  * The one long-lived Native Messaging connection. Opened on first need, reopened on the next request after it
- * dies; requests are matched to responses by an id the link makes up, so callers never share an id space.
+ * dies. Requests are matched to responses by the shared RequestClient, with ids the link makes up, so callers never
+ * share an id space; chunked messages from the host are put back together by the transport beneath it.
  */
 export class NativeLink {
   #state: ChannelState | undefined;
@@ -63,12 +67,12 @@ export class NativeLink {
   /** "connecting" until the host's first message arrives. */
   get state(): "closed" | "connecting" | "open" {
     if (!this.#state) return "closed";
-    return this.#state.hostSpoke ? "open" : "connecting";
+    return this.#state.status.hostSpoke ? "open" : "connecting";
   }
 
   /** The link is up and the host reports a live connection to Core. */
   get appConnected(): boolean {
-    return this.#state?.core === "connected";
+    return this.#state?.status.core === "connected";
   }
 
   /** Session events from Core, in arrival order. */
@@ -88,7 +92,8 @@ export class NativeLink {
 
   /**
    * Called synchronously when a new connection replaces one that died, before the request that triggered it is
-   * sent, so listeners can queue their own requests (re-subscriptions) ahead of it.
+   * sent, so listeners can queue their own requests (re-subscriptions) ahead of it; and when the host reports a Core
+   * again after it lost one (it started a new Core), which knows no subscriptions either.
    */
   onReopen(listener: () => void): () => void {
     this.#reopenListeners.add(listener);
@@ -114,31 +119,14 @@ export class NativeLink {
     } catch (error) {
       return Promise.reject(hostUnavailable(error instanceof Error ? error.message : String(error)));
     }
-    const id = this.#createRequestId();
-    const frame: ExtensionToHostMessage = { kind: "request", id, type, origin, payload };
-    if (fullAccessClaim !== undefined) frame.fullAccessClaim = fullAccessClaim;
-    return new Promise<unknown>((resolve, reject) => {
-      const onAbort = (): void => {
-        state.pending.delete(id);
-        reject(PedelecError.from(signal?.reason, "SDK_TRANSPORT_ERROR"));
-      };
-      state.pending.set(id, {
-        resolve: (result) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(result);
-        },
-        reject: (error) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(error);
-        },
-      });
-      signal?.addEventListener("abort", onAbort, { once: true });
-      try {
-        state.channel.postMessage(frame);
-      } catch (error) {
-        this.#handleDisconnect(state, error instanceof Error ? error.message : String(error));
-      }
-    });
+    return state.client.request(
+      (id) => {
+        const frame: ExtensionToHostMessage = { kind: "request", id, type, origin, payload };
+        if (fullAccessClaim !== undefined) frame.fullAccessClaim = fullAccessClaim;
+        return frame;
+      },
+      { label: type, signal },
+    );
   }
 
   /**
@@ -151,7 +139,10 @@ export class NativeLink {
     } catch {
       return;
     }
-    const settled = (): boolean => this.#state === undefined || (this.#state.core !== undefined && this.#state.core !== "connecting");
+    const settled = (): boolean => {
+      const core = this.#state?.status.core;
+      return this.#state === undefined || (core !== undefined && core !== "connecting");
+    };
     if (settled() || signal?.aborted) return;
     await new Promise<void>((resolve) => {
       const finish = (): void => {
@@ -173,27 +164,36 @@ export class NativeLink {
   close(): void {
     const state = this.#state;
     if (!state) return;
-    try {
-      state.channel.disconnect();
-    } catch {
-      // Already gone; the bookkeeping below is what matters.
-    }
-    this.#handleDisconnect(state, undefined, new PedelecError("NATIVE_CONNECTION_CLOSED", "the native connection was closed"));
+    state.status.closedByLink = true;
+    state.client.close();
   }
 
   #ensureOpen(): ChannelState {
     if (this.#state) return this.#state;
     const channel = this.options.connect();
-    const state: ChannelState = {
-      channel,
-      pending: new Map(),
-      assembler: new ChunkAssembler(this.#maxMessageBytes),
-      hostSpoke: false,
-      core: undefined,
-      closed: false,
-    };
-    channel.onMessage((message) => this.#receive(state, message));
-    channel.onDisconnect((errorMessage) => this.#handleDisconnect(state, errorMessage));
+    const status: ChannelStatus = { hostSpoke: false, core: undefined, closedByLink: false, coreLost: false };
+    // Any piece of a message counts as the host speaking, even one still waiting for the rest of its chunks.
+    channel.onMessage(() => {
+      status.hostSpoke = true;
+    });
+    const transport = reassemblingTransport(channel, {
+      maxMessageBytes: this.#maxMessageBytes,
+      onDropped: (error) => this.#logger.warn("SDK_PROTOCOL_ERROR", "dropped a chunked message from the native host", error),
+    });
+    const client = new RequestClient<ExtensionToHostMessage, HostMessage>({
+      transport,
+      read: readHostMessage,
+      onMessage: (message) => this.#handle(state, message),
+      onMalformed: (error) => this.#logger.warn("SDK_PROTOCOL_ERROR", "ignored a malformed message from the native host", error.details),
+      closeError: (cause) => closeErrorOf(status, cause),
+      abortCode: "SDK_TRANSPORT_ERROR",
+      // Chrome delivers the host's messages whole, so one bad message says nothing about the next.
+      malformedMessage: "keep-connection",
+      malformedReply: "keep-connection",
+      createRequestId: this.#createRequestId,
+    });
+    const state: ChannelState = { client, status };
+    client.onClose((error) => this.#closed(state, error));
     this.#state = state;
     const reopened = this.#everOpened;
     this.#everOpened = true;
@@ -203,57 +203,31 @@ export class NativeLink {
     return state;
   }
 
-  #receive(state: ChannelState, raw: unknown): void {
-    if (state.closed) return;
-    state.hostSpoke = true;
-    const parsed = hostToExtensionMessageSchema.safeParse(raw);
-    if (!parsed.success) {
-      this.#rejectMalformed(state, raw, parsed.error.issues);
-      return;
-    }
-    if (parsed.data.kind !== "chunk") {
-      this.#handle(state, parsed.data);
-      return;
-    }
-    let whole: unknown;
-    try {
-      whole = state.assembler.add(parsed.data);
-    } catch (error) {
-      this.#logger.warn("SDK_PROTOCOL_ERROR", "dropped a chunked message from the native host", error);
-      return;
-    }
-    if (whole === undefined) return;
-    const reassembled = hostToExtensionMessageSchema.safeParse(whole);
-    if (!reassembled.success || reassembled.data.kind === "chunk") {
-      this.#rejectMalformed(state, whole, reassembled.success ? "a chunk inside a chunk" : reassembled.error.issues);
-      return;
-    }
-    this.#handle(state, reassembled.data);
-  }
-
-  #handle(state: ChannelState, message: Exclude<HostToExtensionMessage, { kind: "chunk" }>): void {
+  #handle(state: ChannelState, message: HostMessage): void {
     switch (message.kind) {
-      case "response": {
-        const pending = state.pending.get(message.id);
-        if (!pending) return; // Its caller gave up (aborted); nothing to deliver.
-        state.pending.delete(message.id);
-        if (message.ok) pending.resolve(message.result);
-        else pending.reject(PedelecError.fromWire(message.error));
-        return;
-      }
+      case "response":
+        return; // Its caller gave up (aborted); nothing to deliver.
       case "event":
         for (const listener of this.#eventListeners) this.#runListener(() => listener(message.envelope));
         return;
       case "fatal":
-        this.#failPending(state, PedelecError.fromWire(message.error));
+        state.client.failWaiting(PedelecError.fromWire(message.error));
         return;
       case "host-status": {
-        const wasConnected = state.core === "connected";
-        state.core = message.core;
+        const wasConnected = state.status.core === "connected";
+        state.status.core = message.core;
         if (message.core === "unavailable" && message.error) {
           const error = PedelecError.fromWire(message.error);
-          this.#failPending(state, error);
-          if (wasConnected) this.#notifyLost(error);
+          state.client.failWaiting(error);
+          if (wasConnected) {
+            state.status.coreLost = true;
+            this.#notifyLost(error);
+          }
+        }
+        if (message.core === "connected" && state.status.coreLost) {
+          // The host reached a Core again (it started a new one): that Core knows none of the old subscriptions.
+          state.status.coreLost = false;
+          for (const listener of this.#reopenListeners) this.#runListener(() => listener());
         }
         this.#notifyStatus();
         return;
@@ -261,45 +235,14 @@ export class NativeLink {
     }
   }
 
-  /** A response we cannot read still answers its request, so the caller is not left waiting forever. */
-  #rejectMalformed(state: ChannelState, raw: unknown, issues: unknown): void {
-    const id = responseIdOf(raw);
-    const pending = id === undefined ? undefined : state.pending.get(id);
-    if (id !== undefined && pending) {
-      state.pending.delete(id);
-      pending.reject(new PedelecError("SDK_PROTOCOL_ERROR", "the native host sent a malformed response", issues));
-      return;
-    }
-    this.#logger.warn("SDK_PROTOCOL_ERROR", "ignored a malformed message from the native host", issues);
-  }
-
-  #handleDisconnect(state: ChannelState, errorMessage: string | undefined, override?: PedelecError): void {
-    if (state.closed) return;
-    state.closed = true;
+  #closed(state: ChannelState, error: PedelecError): void {
     if (this.#state === state) this.#state = undefined;
-    state.assembler.clear();
-    const error =
-      override ??
-      (state.hostSpoke
-        ? new PedelecError(
-            "NATIVE_CONNECTION_CLOSED",
-            errorMessage ? `the native host connection closed: ${errorMessage}` : "the native host connection closed",
-            errorMessage === undefined ? undefined : { lastError: errorMessage },
-          )
-        : hostUnavailable(errorMessage));
-    this.#failPending(state, error);
-    if (state.hostSpoke && override === undefined) this.#notifyLost(error);
+    if (state.status.hostSpoke && !state.status.closedByLink) this.#notifyLost(error);
     this.#notifyStatus();
   }
 
   #notifyLost(error: PedelecError): void {
     for (const listener of [...this.#lostListeners]) this.#runListener(() => listener(error));
-  }
-
-  #failPending(state: ChannelState, error: PedelecError): void {
-    const pending = [...state.pending.values()];
-    state.pending.clear();
-    for (const request of pending) request.reject(error);
   }
 
   #notifyStatus(): void {
@@ -313,6 +256,31 @@ export class NativeLink {
       this.#logger.warn("SDK_TRANSPORT_ERROR", "a native link listener threw", error);
     }
   }
+}
+
+/** Validates a (reassembled) message from the host; a response we cannot read still answers its request. */
+function readHostMessage(raw: unknown): ReadMessage<HostMessage> {
+  const parsed = hostToExtensionMessageSchema.safeParse(raw);
+  if (!parsed.success || parsed.data.kind === "chunk") {
+    const issues = parsed.success ? "a chunk inside a chunk" : parsed.error.issues;
+    return { kind: "malformed", id: responseIdOf(raw), error: new PedelecError("SDK_PROTOCOL_ERROR", "the native host sent a malformed response", issues), raw };
+  }
+  const message = parsed.data;
+  if (message.kind !== "response") return { kind: "other", message };
+  const outcome = message.ok ? { ok: true as const, result: message.result } : { ok: false as const, error: PedelecError.fromWire(message.error) };
+  return { kind: "reply", id: message.id, message, outcome };
+}
+
+/** What waiting requests fail with when the channel ends: the host never started, it went away, or we closed it. */
+function closeErrorOf(status: ChannelStatus, cause: Error | undefined): PedelecError {
+  if (status.closedByLink) return new PedelecError("NATIVE_CONNECTION_CLOSED", "the native connection was closed");
+  const errorMessage = cause?.message;
+  if (!status.hostSpoke) return hostUnavailable(errorMessage);
+  return new PedelecError(
+    "NATIVE_CONNECTION_CLOSED",
+    errorMessage ? `the native host connection closed: ${errorMessage}` : "the native host connection closed",
+    errorMessage === undefined ? undefined : { lastError: errorMessage },
+  );
 }
 
 function hostUnavailable(errorMessage: string | undefined): PedelecError {

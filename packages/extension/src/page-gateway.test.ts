@@ -330,6 +330,22 @@ describe("PageGateway: forwarding and routing", () => {
     expect(bystander.events()).toEqual([]);
   });
 
+  it("sends each route an event once, even when Core replays it for another request", async () => {
+    const context = await setup({ approved: [APP] });
+    const old = context.connect();
+    await createSession(context, old, "session-aaaa");
+    const events = [1, 2, 3].map((seq) => eventEnvelope("session-aaaa", seq, { type: "chat-delta", turnId: "t1", messageId: "m1", delta: `${seq}` }));
+    for (const envelope of events) context.host.current.emit({ kind: "event", envelope });
+    // A reloaded page resumes from seq 1: Core replays 2 and 3 to the extension, which the old route already has.
+    const reloaded = context.connect();
+    await createSession(context, reloaded, "session-aaaa", { type: "resumeSession" });
+    for (const envelope of events.slice(1)) context.host.current.emit({ kind: "event", envelope });
+    // …and again, for the extension's own resubscribe.
+    for (const envelope of events.slice(1)) context.host.current.emit({ kind: "event", envelope });
+    expect(old.events().map((event) => event.seq)).toEqual([1, 2, 3]);
+    expect(reloaded.events().map((event) => event.seq)).toEqual([2, 3]);
+  });
+
   it("drops a session's routes when it ends", async () => {
     const context = await setup({ approved: [APP] });
     const port = context.connect();
@@ -396,7 +412,7 @@ describe("PageGateway: auto end", () => {
     expect(context.host.current.requests("endSession")).toEqual([]);
     second.closeFromPage();
     const frame = await hostRequest(() => context.host.current, "endSession");
-    expect(frame).toMatchObject({ origin: APP, payload: { sessionId: "session-aaaa" } });
+    expect(frame).toMatchObject({ origin: APP, payload: { sessionId: "session-aaaa", reason: "disconnected" } });
     expect(context.ledger.at(-1)).toEqual([]);
   });
 
@@ -442,7 +458,10 @@ describe("PageGateway: auto end", () => {
     ]);
     const first = await hostRequest(() => context.host.current, "endSession", 0);
     const second = await hostRequest(() => context.host.current, "endSession", 1);
-    expect([first.payload, second.payload]).toEqual([{ sessionId: "session-gone" }, { sessionId: "session-lost" }]);
+    expect([first.payload, second.payload]).toEqual([
+      { sessionId: "session-gone", reason: "disconnected" },
+      { sessionId: "session-lost", reason: "disconnected" },
+    ]);
     expect(second.origin).toBe("https://other.example");
     context.host.current.fail(first, "SESSION_ENDED", "already ended");
     context.host.current.respond(second, { ended: true });
@@ -500,6 +519,24 @@ describe("PageGateway: native link failures", () => {
     expect(bystander.sent.some((message) => (message as { type?: string }).type === "session-interrupted")).toBe(false);
   });
 
+  it("resubscribes from the newest routed seq when the host reaches a restarted Core on the same channel", async () => {
+    const context = await setup({ approved: [APP] });
+    const port = context.connect();
+    await createSession(context, port, "session-aaaa");
+    context.host.current.hello("connected");
+    context.host.current.emit({ kind: "event", envelope: eventEnvelope("session-aaaa", 4, { type: "status-changed", status: "running" }) });
+    const lost = { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" };
+    context.host.current.emit({ kind: "host-status", version: "0.1.0", core: "unavailable", error: lost });
+    expect(context.host.current.requests("subscribeSession")).toEqual([]);
+    context.host.current.emit({ kind: "host-status", version: "0.1.0", core: "connected" });
+    const frame = await hostRequest(() => context.host.current, "subscribeSession");
+    expect(frame).toMatchObject({ origin: APP, payload: { sessionId: "session-aaaa", afterSeq: 4 } });
+    expect(context.host.channels).toHaveLength(1);
+    // A second "connected" without a loss in between is no new Core.
+    context.host.current.emit({ kind: "host-status", version: "0.1.0", core: "connected" });
+    expect(context.host.current.requests("subscribeSession")).toHaveLength(1);
+  });
+
   it("resubscribes routed sessions on the new connection before the request that reopened it", async () => {
     const context = await setup({ approved: [APP] });
     const port = context.connect();
@@ -515,8 +552,9 @@ describe("PageGateway: native link failures", () => {
     expect(context.host.channels).toHaveLength(2);
     const frames = context.host.current.sent;
     expect(frames.map((frame) => [frame.type, frame.origin, frame.payload])).toEqual([
-      ["subscribeSession", APP, { sessionId: "session-aaaa" }],
-      ["subscribeSession", APP, { sessionId: "session-keep" }],
+      // With the newest seq routed so far, so Core replays what the pages missed while the link was down.
+      ["subscribeSession", APP, { sessionId: "session-aaaa", afterSeq: 0 }],
+      ["subscribeSession", APP, { sessionId: "session-keep", afterSeq: 0 }],
       ["sendText", APP, { sessionId: "session-aaaa", turnId: "t2", text: "again" }],
     ]);
     context.host.current.respond(send, { turnId: "t2" });
@@ -536,5 +574,54 @@ describe("PageGateway: native link failures", () => {
     await vi.waitFor(() => expect(context.ledger.at(-1)).toEqual([]), waitOptions);
     port.closeFromPage();
     expect(context.host.current.requests("endSession")).toEqual([]);
+  });
+});
+
+describe("PageGateway: tool-call claims", () => {
+  it("stamps each page route as the claimant, refuses one a page names, and releases a route's claims when it leaves", async () => {
+    const context = await setup({ approved: [APP] });
+    const first = context.connect();
+    const second = context.connect();
+    await createSession(context, first, "session-aaaa");
+    await createSession(context, second, "session-aaaa", { type: "resumeSession" });
+
+    first.fromPage({ id: "c1", type: "claimToolCall", payload: { sessionId: "session-aaaa", toolRequestId: "call-1" } });
+    const firstClaim = await hostRequest(() => context.host.current, "claimToolCall", 0);
+    context.host.current.respond(firstClaim, { claimed: true });
+    second.fromPage({ id: "c2", type: "claimToolCall", payload: { sessionId: "session-aaaa", toolRequestId: "call-1" } });
+    const secondClaim = await hostRequest(() => context.host.current, "claimToolCall", 1);
+    context.host.current.respond(secondClaim, { claimed: false });
+    expect(await responseOf(second, "c2")).toMatchObject({ ok: true, result: { claimed: false } });
+    const claimantOf = (frame: { payload: unknown }) => (frame.payload as { claimant: string }).claimant;
+    expect(claimantOf(firstClaim)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(claimantOf(secondClaim)).not.toBe(claimantOf(firstClaim));
+
+    // The same route answers under the same claimant.
+    first.fromPage({
+      id: "s1",
+      type: "submitToolResult",
+      payload: { sessionId: "session-aaaa", toolRequestId: "call-1", outcome: { ok: true, result: 1 } },
+    });
+    const submit = await hostRequest(() => context.host.current, "submitToolResult");
+    expect(claimantOf(submit)).toBe(claimantOf(firstClaim));
+
+    // A page cannot pick a claimant (another tab's, say): the payload is refused before anything is sent.
+    second.fromPage({
+      id: "forged",
+      type: "claimToolCall",
+      payload: { sessionId: "session-aaaa", toolRequestId: "call-1", claimant: claimantOf(firstClaim) },
+    });
+    expect(await responseOf(second, "forged")).toMatchObject({ ok: false, error: { code: "INVALID_INPUT" } });
+
+    first.closeFromPage();
+    const release = await hostRequest(() => context.host.current, "releaseToolClaims");
+    expect(release).toMatchObject({ origin: APP, payload: { claimant: claimantOf(firstClaim) } });
+    // A route that never tried to claim anything has nothing to release.
+    const bystander = context.connect();
+    await createSession(context, bystander, "session-aaaa", { type: "resumeSession" });
+    bystander.closeFromPage();
+    second.closeFromPage();
+    await vi.waitFor(() => expect(context.host.current.requests("endSession")).toHaveLength(1), waitOptions);
+    expect(context.host.current.requests("releaseToolClaims").map(claimantOf)).toEqual([claimantOf(firstClaim), claimantOf(secondClaim)]);
   });
 });

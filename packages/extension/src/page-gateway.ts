@@ -5,10 +5,12 @@ import {
   pageRequestSchema,
   pageRequestSchemas,
   requestIdSchema,
+  type ExtensionToPageMessage,
   type PageRequestResult,
   type PageResponse,
 } from "@pedelec/protocol/page-wire";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
+import { portTransport } from "@pedelec/protocol/port-transport";
 import type { FullAccessClaim } from "@pedelec/protocol/full-access";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { sessionInfoSchema, type SessionRequestType } from "@pedelec/protocol/requests";
@@ -24,6 +26,7 @@ import type { NativeLink } from "./native-link.js";
 import type { PagePort } from "./page-port.js";
 import { PageRoute } from "./page-route.js";
 import { RouteTable, type RoutedSession } from "./route-table.js";
+import { randomBase64Url } from "./random-id.js";
 import { resolveSenderOrigin } from "./sender-origin.js";
 import type { WorkspaceConsentStore } from "./workspace-consent-store.js";
 import { normalizeWorkspacePath } from "./workspace-path.js";
@@ -62,6 +65,12 @@ const STOPPING_REQUESTS: ReadonlySet<SessionRequestType> = new Set(["endSession"
  */
 export class PageGateway {
   readonly #routes = new RouteTable<PageRoute>();
+  /** The newest seq routed for each followed session: a reconnect asks Core for what came after it. */
+  readonly #routedSeq = new Map<string, number>();
+  /** Each page route's name as a tool-call claimant; set on the route's first claim, released when it disconnects. */
+  readonly #claimants = new WeakMap<PageRoute, string>();
+  /** The newest seq each route was sent per session, so no route gets an event twice. */
+  readonly #sentSeq = new WeakMap<PageRoute, Map<string, number>>();
   readonly #logger: Logger;
   readonly #statusProbeTimeoutMs: number;
 
@@ -79,11 +88,12 @@ export class PageGateway {
       port.disconnect();
       return;
     }
-    const route = new PageRoute(port, resolveSenderOrigin(port.sender));
-    port.onMessage.addListener((message) => {
+    const transport = portTransport<unknown, ExtensionToPageMessage>(port);
+    const route = new PageRoute(transport, resolveSenderOrigin(port.sender));
+    transport.onMessage((message) => {
       void this.#handleMessage(route, message);
     });
-    port.onDisconnect.addListener(() => this.#handleDisconnect(route));
+    transport.onClose(() => this.#handleDisconnect(route));
   }
 
   /** Ends sessions a previous worker routed with autoEnd and lost on restart, unless a page picked them up again. */
@@ -136,11 +146,15 @@ export class PageGateway {
       case "createSession":
       case "resumeSession":
         return this.#openSession(route, id, type, origin, parsed.data);
-      default:
+      default: {
         if (!(await this.options.approvedOrigins.isApproved(origin))) {
           throw new PedelecError("CREATE_SESSION_NOT_APPROVED", `${origin} is not approved; create or resume a session first`);
         }
-        return this.#forward(type, origin, parsed.data, route.signal);
+        // The claimant is the route, never something the page says: one tab cannot answer for another.
+        const claims = type === "claimToolCall" || type === "submitToolResult";
+        const forwarded = claims ? { ...parsed.data, claimant: this.#claimantOf(route) } : parsed.data;
+        return this.#forward(type, origin, forwarded, route.signal);
+      }
     }
   }
 
@@ -219,6 +233,7 @@ export class PageGateway {
     };
     if (route.alive) {
       this.#routes.subscribe(route, session);
+      this.#noteSeq(session.sessionId, info.data.lastSeq);
       this.#autoEndSessionsChanged();
     } else if (session.autoEndOnDisconnect && !this.#routes.has(session.sessionId)) {
       // The page left while Core was answering; nobody will ever see this session.
@@ -228,14 +243,48 @@ export class PageGateway {
   }
 
   #routeEvent(envelope: SessionEventEnvelope): void {
-    for (const route of this.#routes.routesFor(envelope.sessionId)) route.send(envelope);
+    for (const route of this.#routes.routesFor(envelope.sessionId)) {
+      // Core may replay events a route already has (the extension's resubscribe and a page's resume both ask for them).
+      let sent = this.#sentSeq.get(route);
+      if (sent === undefined) this.#sentSeq.set(route, (sent = new Map()));
+      if (envelope.seq <= (sent.get(envelope.sessionId) ?? 0)) continue;
+      sent.set(envelope.sessionId, envelope.seq);
+      route.send(envelope);
+    }
+    if (this.#routes.has(envelope.sessionId)) this.#noteSeq(envelope.sessionId, envelope.seq);
     if (envelope.event.type === "session-ended" && this.#routes.dropSession(envelope.sessionId)) {
+      this.#routedSeq.delete(envelope.sessionId);
       this.#autoEndSessionsChanged();
     }
   }
 
+  #noteSeq(sessionId: string, seq: number): void {
+    this.#routedSeq.set(sessionId, Math.max(seq, this.#routedSeq.get(sessionId) ?? 0));
+  }
+
+  #claimantOf(route: PageRoute): string {
+    let claimant = this.#claimants.get(route);
+    if (claimant === undefined) {
+      claimant = randomBase64Url(16);
+      this.#claimants.set(route, claimant);
+    }
+    return claimant;
+  }
+
+  /** The page left: tool calls it claimed and did not answer are requested again for the pages still following. */
+  #releaseClaims(route: PageRoute): void {
+    const claimant = this.#claimants.get(route);
+    if (claimant === undefined || route.origin === undefined) return;
+    this.options.link.request("releaseToolClaims", route.origin, { claimant }).catch((error: unknown) => {
+      // A lost link releases every claim of the connection on Core's side anyway.
+      const failure = PedelecError.from(error, "SDK_TRANSPORT_ERROR");
+      this.#logger.warn(failure.code, "could not release a closed page's tool calls", failure.toWire());
+    });
+  }
+
   #handleDisconnect(route: PageRoute): void {
     route.close();
+    this.#releaseClaims(route);
     const orphaned = this.#routes.removeRoute(route);
     for (const session of orphaned) {
       if (session.autoEndOnDisconnect) void this.#endSession(session);
@@ -252,24 +301,30 @@ export class PageGateway {
     }
   }
 
-  /** A new native connection knows no subscriptions; ask Core again for every session pages still follow. */
+  /**
+   * A new native connection knows no subscriptions; ask Core again for every session pages still follow, with the
+   * events routed since the last one seen (a restarted Core replays them, such as the turn it had to fail).
+   */
   #resubscribe(): void {
     for (const session of this.#routes.sessions()) {
+      const afterSeq = this.#routedSeq.get(session.sessionId);
       this.options.link
-        .request("subscribeSession", session.origin, { sessionId: session.sessionId })
+        .request("subscribeSession", session.origin, { sessionId: session.sessionId, ...(afterSeq === undefined ? {} : { afterSeq }) })
         .catch((error: unknown) => {
           const failure = PedelecError.from(error, "SDK_TRANSPORT_ERROR");
           this.#logger.warn(failure.code, `could not resubscribe to session ${session.sessionId}`, failure.toWire());
           if (SESSION_GONE_CODES.has(failure.code) && this.#routes.dropSession(session.sessionId)) {
+            this.#routedSeq.delete(session.sessionId);
             this.#autoEndSessionsChanged();
           }
         });
     }
   }
 
+  /** Ends a session no page follows any more (`autoEndOnDisconnect`). */
   async #endSession(session: AutoEndEntry, options: { quietWhenGone?: boolean } = {}): Promise<void> {
     try {
-      await this.#forward("endSession", session.origin, { sessionId: session.sessionId });
+      await this.#forward("endSession", session.origin, { sessionId: session.sessionId, reason: "disconnected" });
     } catch (error) {
       const failure = PedelecError.from(error, "END_SESSION_FAILED");
       if (options.quietWhenGone && SESSION_GONE_CODES.has(failure.code)) return;

@@ -1,9 +1,9 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ExtensionToPageMessage } from "@pedelec/protocol/page-wire";
-import type { PagePort } from "./page-port.js";
+import type { MessageTransport } from "@pedelec/protocol/transport";
 
 /**
- * One connected SDK port and what the extension knows about it. Sending never throws: a page can vanish between
+ * One connected SDK port (as the protocol's transport) and what the extension knows about it. Sending never throws: a page can vanish between
  * the check and the post, and that must not break the handler that was answering it.
  */
 export class PageRoute {
@@ -11,7 +11,7 @@ export class PageRoute {
   #alive = true;
 
   constructor(
-    readonly port: PagePort,
+    private readonly transport: MessageTransport<unknown, ExtensionToPageMessage>,
     /** From the port's sender only; undefined when the browser did not tell. */
     readonly origin: string | undefined,
   ) {}
@@ -28,7 +28,7 @@ export class PageRoute {
   send(message: ExtensionToPageMessage): boolean {
     if (!this.#alive) return false;
     try {
-      this.port.postMessage(message);
+      this.transport.send(message);
       return true;
     } catch {
       this.#alive = false;

@@ -1,4 +1,5 @@
-import { z } from "zod";
+// First: zod must be told before any schema is built (module evaluation order follows the imports).
+import "./zod-jitless.js";
 import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
 import { ApprovalBroker } from "./approval-broker.js";
 import { ApprovalStore } from "./approval-store.js";
@@ -21,9 +22,6 @@ import { PageGateway } from "./page-gateway.js";
 import { createPopupRequestHandler } from "./popup-requests.js";
 import { RevocationStore } from "./revocation-store.js";
 import { WorkspaceConsentStore } from "./workspace-consent-store.js";
-
-// Extension CSP forbids eval; without this zod would probe for it and log a CSP violation.
-z.config({ jitless: true });
 
 const logger = consoleLogger;
 const localStorageArea = chromeStorageArea(chrome.storage.local);

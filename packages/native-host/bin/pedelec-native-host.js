@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/native-host-entry.js";
+import "../dist/native-host-entry.bundle.cjs";

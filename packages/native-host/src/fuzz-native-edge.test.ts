@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "@pedelec/core/core-daemon";
-import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { locateCore } from "@pedelec/core-client/core-location";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 import { isErrorCode } from "@pedelec/protocol/error-codes";
 import { EXTENSION_TO_CORE_REQUEST_TYPES, SESSION_REQUEST_TYPES } from "@pedelec/protocol/requests";
@@ -55,6 +55,10 @@ const templates: Record<string, unknown>[] = [
   request("cancel", "cancelTurn", { sessionId: SESSION }),
   request("end", "endSession", { sessionId: SESSION }),
   request("subscribe", "subscribeSession", { sessionId: SESSION }),
+  request("subscribe-after", "subscribeSession", { sessionId: SESSION, afterSeq: 7 }),
+  request("claim", "claimToolCall", { sessionId: SESSION, toolRequestId: "t-1", claimant: "route-1" }),
+  request("release", "releaseToolClaims", { claimant: "route-1" }),
+  request("prepare", "prepareSession", { sessionId: SESSION, turnId: "prep-1" }),
   request("providers", "listProviders", {}),
   request("settings", "getSettings", {}),
   request("run", "runWorkspaceScript", { sessionId: SESSION, runId: "run-1", source: "1" }),
@@ -99,7 +103,7 @@ describe("extension → native host edge under fuzzing", () => {
     });
     const received: HostToExtensionMessage[] = [];
     const host = new NativeHost({
-      paths: resolveCorePaths({ PEDELEC_HOME: home }),
+      paths: locateCore({ PEDELEC_HOME: home }),
       sendToExtension: (message) => void received.push(hostToExtensionMessageSchema.parse(message)),
       launchCore: async () => undefined,
       coreStartTimeoutMs: 2_000,
@@ -188,10 +192,11 @@ describe("extension → native host edge under fuzzing", () => {
       const messages: unknown[] = [];
       const badFrames: unknown[] = [];
       const ended = new Promise<void>((resolve) => {
-        new NativeMessagingStdio(stdin, new PassThrough(), {
-          onMessage: (message) => void messages.push(message),
-          onBadFrame: (error) => void badFrames.push(error),
-          onEnd: resolve,
+        const stdio = new NativeMessagingStdio(stdin, new PassThrough());
+        stdio.onMessage((message) => void messages.push(message));
+        stdio.onClose((error) => {
+          if (error !== undefined) badFrames.push(error);
+          resolve();
         });
       });
       stdin.end(bytes);

@@ -1,7 +1,12 @@
+import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { resolveCorePaths } from "@pedelec/core/core-paths";
-import { launchCoreDetached } from "@pedelec/core/core-launcher";
+import { fileURLToPath } from "node:url";
+import { spawnCoreDetached } from "@pedelec/core-client/core-launch";
+import { locateCore } from "@pedelec/core-client/core-location";
+import { splittingTransport } from "@pedelec/protocol/chunking";
+import { NATIVE_CHUNK_BYTES } from "@pedelec/protocol/native-wire";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { NativeHost } from "./native-host.js";
 import { NativeMessagingStdio } from "./native-messaging-stdio.js";
 
@@ -10,7 +15,7 @@ import { NativeMessagingStdio } from "./native-messaging-stdio.js";
  * everything else goes to PEDELEC_HOME/logs/native-host.log.
  */
 export function runNativeHost(): void {
-  const paths = resolveCorePaths(process.env);
+  const paths = locateCore(process.env);
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
   const logFile = join(paths.logsDir, "native-host.log");
   const log = (message: string, fields: Record<string, unknown> = {}): void => {
@@ -23,30 +28,33 @@ export function runNativeHost(): void {
   log("native host started", { caller: process.argv[2] ?? null });
 
   const timeout = Number.parseInt(process.env.PEDELEC_CORE_START_TIMEOUT_MS ?? "", 10);
-  let host: NativeHost | undefined;
-  const stdio = new NativeMessagingStdio(process.stdin, process.stdout, {
-    onMessage: (message) => host?.handleMessage(message),
-    onBadFrame: (error) => {
-      // A broken frame means the byte stream is out of step with Chrome; the only safe move is to stop.
-      log("unreadable frame from the browser; exiting", { code: error.code, error: error.message });
-      process.exit(1);
-    },
-    onEnd: () => {
-      log("stdin closed; exiting");
-      host?.stop();
-      process.exit(0);
-    },
+  const toExtension = splittingTransport(new NativeMessagingStdio(process.stdin, process.stdout), {
+    maxBytes: NATIVE_CHUNK_BYTES,
+    createChunkId: randomUUID,
   });
-  host = new NativeHost({
+  const host = new NativeHost({
     paths,
-    sendToExtension: (message) => stdio.send(message),
+    sendToExtension: (message) => toExtension.send(message),
     launchCore: async () => {
-      const pid = await launchCoreDetached(paths, process.env);
+      // The host starts Core's published entry, never its internals.
+      const pid = await spawnCoreDetached(fileURLToPath(import.meta.resolve("@pedelec/core/core-entry")), paths, process.env);
       log("launched Core", { pid });
     },
     coreStartTimeoutMs: Number.isInteger(timeout) && timeout > 0 ? timeout : 10_000,
     log,
     extensionOrigin: process.argv[2],
+  });
+  toExtension.onMessage((message) => host.handleMessage(message));
+  toExtension.onClose((error) => {
+    if (error !== undefined) {
+      // A broken frame means the byte stream is out of step with Chrome; the only safe move is to stop.
+      const code = error instanceof PedelecError ? error.code : undefined;
+      log("unreadable frame from the browser; exiting", { code, error: error.message });
+      process.exit(1);
+    }
+    log("stdin closed; exiting");
+    host.stop();
+    process.exit(0);
   });
   host.start();
 }

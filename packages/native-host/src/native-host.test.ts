@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { locateCore } from "@pedelec/core-client/core-location";
 import { startCore, type RunningCore } from "@pedelec/core/core-daemon";
-import { CoreConnection } from "@pedelec/core/core-client";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
-import { ChunkAssembler } from "@pedelec/protocol/chunking";
-import { hostToExtensionMessageSchema, MAX_NATIVE_MESSAGE_BYTES, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
+import { ChunkAssembler, splittingTransport } from "@pedelec/protocol/chunking";
+import { hostToExtensionMessageSchema, MAX_NATIVE_MESSAGE_BYTES, NATIVE_CHUNK_BYTES, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
 import { NativeHost } from "./native-host.js";
 import { NativeMessagingStdio } from "./native-messaging-stdio.js";
 
@@ -32,7 +32,7 @@ function hostWith(launchCore: () => Promise<void>, coreStartTimeoutMs = 5_000, e
   const received: HostToExtensionMessage[] = [];
   const waiters: (() => void)[] = [];
   const host = new NativeHost({
-    paths: resolveCorePaths({ PEDELEC_HOME: home }),
+    paths: locateCore({ PEDELEC_HOME: home }),
     sendToExtension: (message) => {
       received.push(hostToExtensionMessageSchema.parse(message));
       for (const wake of waiters.splice(0)) wake();
@@ -122,7 +122,7 @@ describe("NativeHost", () => {
     }
     // Core is still up and was never asked to stop.
     expect(received.some((message) => message.kind === "host-status" && message.core === "unavailable")).toBe(false);
-    const connection = await CoreConnection.open(resolveCorePaths({ PEDELEC_HOME: home }).socketPath);
+    const connection = await CoreConnection.open(locateCore({ PEDELEC_HOME: home }).socketPath);
     await expect(connection.request("ping", {})).resolves.toMatchObject({ home });
     connection.close();
     host.stop();
@@ -150,11 +150,9 @@ describe("NativeMessagingStdio", () => {
     const input = new PassThrough();
     const output = new PassThrough();
     const incoming: unknown[] = [];
-    const stdio = new NativeMessagingStdio(input, output, {
-      onMessage: (message) => incoming.push(message),
-      onBadFrame: () => undefined,
-      onEnd: () => undefined,
-    });
+    let chunkIds = 0;
+    const stdio = splittingTransport(new NativeMessagingStdio(input, output), { maxBytes: NATIVE_CHUNK_BYTES, createChunkId: () => `c${++chunkIds}` });
+    stdio.onMessage((message) => incoming.push(message));
     input.write(encodeFrame({ kind: "request", id: "a", type: "ping", payload: {} }, 1024));
     await new Promise((resolve) => setImmediate(resolve));
     expect(incoming).toEqual([{ kind: "request", id: "a", type: "ping", payload: {} }]);
@@ -178,19 +176,30 @@ describe("NativeMessagingStdio", () => {
     expect(whole).toEqual({ kind: "response", id: "big", ok: true, result: { text: bigText } });
   });
 
-  it("reports an oversized frame from the browser", async () => {
+  it("closes with MESSAGE_TOO_LARGE over an oversized frame from the browser, as soon as its header arrives", async () => {
     const input = new PassThrough();
-    const errors: string[] = [];
-    new NativeMessagingStdio(input, new PassThrough(), {
-      onMessage: () => undefined,
-      onBadFrame: (error) => errors.push(error.code),
-      onEnd: () => undefined,
-    });
+    const closed = new Promise<Error | undefined>((resolve) => new NativeMessagingStdio(input, new PassThrough()).onClose(resolve));
     const header = Buffer.alloc(4);
     header.writeUInt32LE(65 * 1024 * 1024, 0);
     input.write(header);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(errors).toEqual(["MESSAGE_TOO_LARGE"]);
+    expect(await closed).toMatchObject({ name: "PedelecError", code: "MESSAGE_TOO_LARGE" });
+  });
+
+  it("closes without an error when stdin ends, and refuses to send after that", async () => {
+    const input = new PassThrough();
+    const stdio = new NativeMessagingStdio(input, new PassThrough());
+    const closed = new Promise<Error | undefined>((resolve) => stdio.onClose(resolve));
+    input.end();
+    expect(await closed).toBeUndefined();
+    expect(() => stdio.send("{}")).toThrowError(expect.objectContaining({ code: "NATIVE_CONNECTION_CLOSED" }) as Error);
+  });
+
+  it("refuses a single frame over Chrome's 1 MiB limit with MESSAGE_TOO_LARGE and stays open", () => {
+    const stdio = new NativeMessagingStdio(new PassThrough(), new PassThrough());
+    expect(() => stdio.send(JSON.stringify({ text: "x".repeat(MAX_NATIVE_MESSAGE_BYTES) }))).toThrowError(
+      expect.objectContaining({ code: "MESSAGE_TOO_LARGE" }) as Error,
+    );
+    expect(() => stdio.send("{}")).not.toThrow();
   });
 });
 
@@ -217,12 +226,10 @@ describe("NativeMessagingStdio reading large messages", () => {
     const input = new PassThrough({ highWaterMark: 64 * 1024 });
     let delivered: (() => void) | undefined;
     const done = new Promise<void>((resolve) => (delivered = resolve));
-    new NativeMessagingStdio(input, new PassThrough(), {
-      onMessage: () => delivered?.(),
-      onBadFrame: (error) => {
-        throw error;
-      },
-      onEnd: () => undefined,
+    const stdio = new NativeMessagingStdio(input, new PassThrough());
+    stdio.onMessage(() => delivered?.());
+    stdio.onClose((error) => {
+      if (error !== undefined) throw error;
     });
     const frame = encodeFrame({ kind: "request", id: "big", type: "sendText", payload: { text: "x".repeat(bytes - 100) } }, 64 * 1024 * 1024);
     const started = performance.now();

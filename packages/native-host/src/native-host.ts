@@ -1,8 +1,8 @@
-import { CoreConnection } from "@pedelec/core/core-client";
-import { connectToCore } from "@pedelec/core/core-launcher";
-import type { CorePaths } from "@pedelec/core/core-paths";
-import { CORE_VERSION } from "@pedelec/core/core-version";
-import { newNonce, readAttestationKey, requestDigest, signClaims } from "@pedelec/core/full-access-attestation";
+import { CoreConnection } from "@pedelec/core-client/core-client";
+import { connectToCore } from "@pedelec/core-client/core-launch";
+import type { CoreLocation } from "@pedelec/core-client/core-location";
+import { CORE_VERSION } from "@pedelec/core-client/core-version";
+import { newNonce, readAttestationKey, requestDigest, signClaims } from "@pedelec/core-client/full-access-attestation";
 import { ATTESTATION_TTL_MS } from "@pedelec/protocol/full-access";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -15,7 +15,8 @@ import {
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 
 export interface NativeHostOptions {
-  paths: CorePaths;
+  /** Core's home, socket, logs and keys (Core's own CorePaths fits). */
+  paths: CoreLocation;
   /** Sends one message to the extension (framing and chunking are the caller's). */
   sendToExtension: (message: HostToExtensionMessage) => void;
   /** Starts Core in the background; called at most once per connection attempt. */

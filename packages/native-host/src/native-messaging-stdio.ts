@@ -1,38 +1,67 @@
 import type { Readable, Writable } from "node:stream";
-import { randomUUID } from "node:crypto";
 import { encodeJsonFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
-import { splitIntoChunks } from "@pedelec/protocol/chunking";
-import { MAX_NATIVE_MESSAGE_BYTES, NATIVE_CHUNK_BYTES, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
-import type { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { MAX_NATIVE_MESSAGE_BYTES } from "@pedelec/protocol/native-wire";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { MessageTransport } from "@pedelec/protocol/transport";
 
 /** Chrome sends the host at most 64 MiB per message. */
 const MAX_INCOMING_BYTES = 64 * 1024 * 1024;
 
 /**
- * Chrome Native Messaging framing on the host side: 4-byte little-endian length + UTF-8 JSON, in on stdin and out on
- * stdout. Outgoing messages over Chrome's 1 MiB limit are split into chunk frames, never truncated.
+ * Chrome Native Messaging on the host side as a MessageTransport: 4-byte little-endian length + UTF-8 JSON, in on
+ * stdin and out on stdout. It sends JSON text as given (wrap it in splittingTransport so nothing goes over Chrome's
+ * 1 MiB limit). A frame it cannot read means the byte stream is out of step with Chrome, so the transport closes
+ * with that error; the end of stdin closes it without one.
  */
-export class NativeMessagingStdio {
+export class NativeMessagingStdio implements MessageTransport<unknown, string> {
   readonly #decoder = new FrameDecoder(MAX_INCOMING_BYTES);
+  readonly #messageListeners = new Set<(message: unknown) => void>();
+  readonly #closeListeners = new Set<(error?: Error) => void>();
+  #closed = false;
 
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
-    handlers: { onMessage: (message: unknown) => void; onBadFrame: (error: PedelecError) => void; onEnd: () => void },
   ) {
     input.on("data", (chunk: Buffer) => {
       for (const decoded of this.#decoder.push(chunk)) {
-        if (decoded.ok) handlers.onMessage(decoded.message);
-        else handlers.onBadFrame(decoded.error);
+        if (this.#closed) return;
+        if (decoded.ok) {
+          for (const listener of [...this.#messageListeners]) listener(decoded.message);
+        } else {
+          this.#finish(decoded.error);
+        }
       }
     });
-    input.on("end", handlers.onEnd);
-    input.on("close", handlers.onEnd);
+    input.on("end", () => this.#finish(undefined));
+    input.on("close", () => this.#finish(undefined));
+    input.on("error", (error) => this.#finish(new PedelecError("NATIVE_CONNECTION_CLOSED", `reading from the browser failed: ${error.message}`)));
   }
 
-  send(message: HostToExtensionMessage): void {
-    for (const json of splitIntoChunks(message, NATIVE_CHUNK_BYTES, randomUUID())) {
-      this.output.write(encodeJsonFrame(json, MAX_NATIVE_MESSAGE_BYTES));
-    }
+  /** One message as JSON text; MESSAGE_TOO_LARGE over Chrome's 1 MiB limit. */
+  send(json: string): void {
+    if (this.#closed) throw new PedelecError("NATIVE_CONNECTION_CLOSED", "the connection to the browser is closed");
+    this.output.write(encodeJsonFrame(json, MAX_NATIVE_MESSAGE_BYTES));
+  }
+
+  close(): void {
+    this.input.pause();
+    this.#finish(undefined);
+  }
+
+  onMessage(listener: (message: unknown) => void): () => void {
+    this.#messageListeners.add(listener);
+    return () => this.#messageListeners.delete(listener);
+  }
+
+  onClose(listener: (error?: Error) => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
+  }
+
+  #finish(error: PedelecError | undefined): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const listener of [...this.#closeListeners]) listener(error);
   }
 }

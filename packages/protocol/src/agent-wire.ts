@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { activitySchema } from "./session-events.js";
-import { wireErrorSchema } from "./pedelec-error.js";
+import { wireErrorSchema } from "./wire-error.js";
 
 /**
  * What `pedelec-agent` (Pedelec's own agent for Ollama-compatible endpoints) prints on stdout, one JSON object per

@@ -1,5 +1,7 @@
-import type { ChunkFrame } from "./native-wire.js";
+import { chunkFrameSchema, type ChunkFrame } from "./native-wire.js";
 import { PedelecError } from "./pedelec-error.js";
+import { summarizeIssues } from "./issue-summary.js";
+import type { MessageTransport } from "./transport.js";
 
 const encoder = new TextEncoder();
 
@@ -69,4 +71,85 @@ export class ChunkAssembler {
   clear(): void {
     this.#pending.clear();
   }
+}
+
+export interface SplittingOptions {
+  /** Largest frame the inner transport may send, in UTF-8 bytes of JSON. */
+  maxBytes: number;
+  /** A fresh id for the pieces of one message. */
+  createChunkId: () => string;
+}
+
+/**
+ * The sending side of chunking as a transport: every message goes to `inner` as JSON text, split into chunk frames
+ * when it is larger than `maxBytes` (Chrome caps a message from the native host at 1 MiB). What arrives passes through.
+ */
+export function splittingTransport<Incoming>(
+  inner: MessageTransport<Incoming, string>,
+  options: SplittingOptions,
+): MessageTransport<Incoming, unknown> {
+  return {
+    send(message) {
+      for (const json of splitIntoChunks(message, options.maxBytes, options.createChunkId())) inner.send(json);
+    },
+    close: () => inner.close(),
+    onMessage: (listener) => inner.onMessage(listener),
+    onClose: (listener) => inner.onClose(listener),
+  };
+}
+
+export interface ReassemblyOptions {
+  /** Cap for one reassembled message. */
+  maxMessageBytes: number;
+  /** A piece that is not a valid chunk frame, does not fit its message, or overflows the cap; its message is dropped. */
+  onDropped: (error: PedelecError) => void;
+}
+
+/**
+ * The receiving side of chunking as a transport: chunk frames are collected and the reassembled message is delivered
+ * in their place; every other message passes through, as does everything sent. Partial messages die with the link.
+ */
+export function reassemblingTransport<Outgoing>(
+  inner: MessageTransport<unknown, Outgoing>,
+  options: ReassemblyOptions,
+): MessageTransport<unknown, Outgoing> {
+  const assembler = new ChunkAssembler(options.maxMessageBytes);
+  const listeners = new Set<(message: unknown) => void>();
+  const deliver = (message: unknown): void => {
+    for (const listener of [...listeners]) listener(message);
+  };
+  inner.onMessage((message) => {
+    if (!isChunkKind(message)) {
+      deliver(message);
+      return;
+    }
+    const frame = chunkFrameSchema.safeParse(message);
+    if (!frame.success) {
+      const summary = summarizeIssues(frame.error.issues);
+      options.onDropped(new PedelecError("SDK_PROTOCOL_ERROR", `a chunk frame does not match the protocol: ${summary.message}`, summary.details));
+      return;
+    }
+    let whole: unknown;
+    try {
+      whole = assembler.add(frame.data);
+    } catch (error) {
+      options.onDropped(PedelecError.from(error, "SDK_PROTOCOL_ERROR"));
+      return;
+    }
+    if (whole !== undefined) deliver(whole);
+  });
+  inner.onClose(() => assembler.clear());
+  return {
+    send: (message) => inner.send(message),
+    close: () => inner.close(),
+    onMessage(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    onClose: (listener) => inner.onClose(listener),
+  };
+}
+
+function isChunkKind(message: unknown): boolean {
+  return typeof message === "object" && message !== null && (message as { kind?: unknown }).kind === "chunk";
 }

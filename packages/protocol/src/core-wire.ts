@@ -1,14 +1,14 @@
 import { z } from "zod";
 import { wirePayloadSchema } from "./bounded-json-schema.js";
-import { wireErrorSchema } from "./pedelec-error.js";
+import { wireErrorSchema } from "./wire-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
 import { pageOriginSchema } from "./origin.js";
 import { requestIdSchema } from "./page-wire.js";
 import { fullAccessAttestationSchema } from "./full-access.js";
 import { runOutputFrameSchema } from "./script-run.js";
+import { MAX_CORE_FRAME_BYTES } from "./core-frame-limit.js";
 
-/** Largest frame on the Core socket; a bigger one is answered with MESSAGE_TOO_LARGE and the connection closed. */
-export const MAX_CORE_FRAME_BYTES = 16 * 1024 * 1024;
+export { MAX_CORE_FRAME_BYTES };
 
 /** Client (native host, pedelec-cli, pedelec) → Core. */
 export const coreRequestFrameSchema = z.strictObject({
@@ -24,7 +24,7 @@ export const coreRequestFrameSchema = z.strictObject({
 });
 export type CoreRequestFrame = z.infer<typeof coreRequestFrameSchema>;
 
-export const coreResponseFrameSchema = z.union([
+export const coreResponseFrameSchema = z.discriminatedUnion("ok", [
   z.object({ kind: z.literal("response"), id: requestIdSchema, ok: z.literal(true), result: z.unknown() }),
   z.object({ kind: z.literal("response"), id: requestIdSchema, ok: z.literal(false), error: wireErrorSchema }),
 ]);
@@ -37,6 +37,11 @@ export type CoreEventFrame = z.infer<typeof coreEventFrameSchema>;
 export const coreFatalFrameSchema = z.object({ kind: z.literal("fatal"), error: wireErrorSchema });
 export type CoreFatalFrame = z.infer<typeof coreFatalFrameSchema>;
 
-/** Core → client. */
-export const coreServerFrameSchema = z.union([coreResponseFrameSchema, coreEventFrameSchema, coreFatalFrameSchema, runOutputFrameSchema]);
+/** Core → client. Picked by `kind`, so an event is checked once against the event schema and nothing else. */
+export const coreServerFrameSchema = z.discriminatedUnion("kind", [
+  coreResponseFrameSchema,
+  coreEventFrameSchema,
+  coreFatalFrameSchema,
+  runOutputFrameSchema,
+]);
 export type CoreServerFrame = z.infer<typeof coreServerFrameSchema>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SESSION_ID_PATTERN, SESSION_ID_RULE } from "./thread-access.js";
 
 /** The agent backends a session can use. */
 export const PROVIDER_CODES = ["codex", "antigravity", "opencode", "cursor", "claude", "ollama"] as const;
@@ -21,9 +22,7 @@ export const turnKindSchema = z.enum(["user", "prepare"]);
 export type TurnKind = z.infer<typeof turnKindSchema>;
 
 /** Session ids double as thread ids (workspace folder names, `--thread-id`), so they are path-safe. */
-export const sessionIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{7,127}$/, "must be 8–128 letters, digits, '_' or '-'");
+export const sessionIdSchema = z.string().regex(SESSION_ID_PATTERN, SESSION_ID_RULE);
 
 /** Turn ids are chosen by the SDK; opaque, path-safe and short. */
 export const turnIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1–128 letters, digits, '_' or '-'");

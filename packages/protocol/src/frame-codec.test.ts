@@ -71,8 +71,10 @@ describe("frame decoding cost and honesty", () => {
     ["64 KiB", 64 * 1024],
     ["4 KiB", 4 * 1024],
   ])("decodes a frame fed in %s pieces in time linear in its size (16 MiB against 1 MiB)", (_label, pieceBytes) => {
-    const small = decodeMilliseconds(frameOfSize(1024 * 1024), pieceBytes);
-    const large = decodeMilliseconds(frameOfSize(16 * 1024 * 1024), pieceBytes);
+    // The best of three runs each: on a busy machine one slow run says nothing about the algorithm.
+    const best = (frame: Buffer): number => Math.min(...[0, 1, 2].map(() => decodeMilliseconds(frame, pieceBytes)));
+    const small = best(frameOfSize(1024 * 1024));
+    const large = best(frameOfSize(16 * 1024 * 1024));
     // Linear is a ratio near 16. Copying everything held on each piece grows with the square of the size: 16 MiB
     // in 4 KiB pieces then copies some 34 GB.
     expect(large / Math.max(small, 0.5)).toBeLessThan(40);

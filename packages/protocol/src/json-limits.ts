@@ -16,6 +16,8 @@ export const MAX_JSON_DEPTH = 64;
 export const MAX_JSON_NODES = 1_000_000;
 export const MAX_WIRE_JSON_DEPTH = MAX_JSON_DEPTH + 16;
 export const MAX_TOOL_ARGS_BYTES = 8 * 1024 * 1024;
+/** Largest argument text an agent may pass to a tool call (characters). */
+export const MAX_TOOL_ARGS_JSON_LENGTH = 8 * 1024 * 1024;
 
 export interface JsonLimits {
   maxDepth: number;

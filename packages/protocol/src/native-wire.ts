@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { coreEventFrameSchema, coreFatalFrameSchema, coreRequestFrameSchema, coreResponseFrameSchema } from "./core-wire.js";
 import { pageOriginSchema } from "./origin.js";
-import { wireErrorSchema } from "./pedelec-error.js";
+import { wireErrorSchema } from "./wire-error.js";
 import { EXTENSION_TO_CORE_REQUEST_TYPES, SESSION_REQUEST_TYPES } from "./requests.js";
 import { fullAccessClaimSchema } from "./full-access.js";
 
@@ -44,8 +44,8 @@ export const hostStatusFrameSchema = z.object({
 });
 export type HostStatusFrame = z.infer<typeof hostStatusFrameSchema>;
 
-/** Native host → extension. */
-export const hostToExtensionMessageSchema = z.union([
+/** Native host → extension. Picked by `kind`: every event is checked once, against the event schema only. */
+export const hostToExtensionMessageSchema = z.discriminatedUnion("kind", [
   coreResponseFrameSchema,
   coreEventFrameSchema,
   coreFatalFrameSchema,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { wirePayloadSchema } from "./bounded-json-schema.js";
 import { sessionRequestSchemas } from "./requests.js";
-import { wireErrorSchema } from "./pedelec-error.js";
+import { wireErrorSchema } from "./wire-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
 import { sessionIdSchema } from "./domain.js";
 
@@ -28,9 +28,18 @@ export const pageRequestSchemas = {
   createSession: sessionRequestSchemas.createSession,
   resumeSession: sessionRequestSchemas.resumeSession,
   sendText: sessionRequestSchemas.sendText,
-  submitToolResult: sessionRequestSchemas.submitToolResult,
+  /** The extension adds the claimant (the page's route) before forwarding. */
+  claimToolCall: {
+    payload: sessionRequestSchemas.claimToolCall.payload.omit({ claimant: true }),
+    result: sessionRequestSchemas.claimToolCall.result,
+  },
+  submitToolResult: {
+    payload: sessionRequestSchemas.submitToolResult.payload.omit({ claimant: true }),
+    result: sessionRequestSchemas.submitToolResult.result,
+  },
   cancelTurn: sessionRequestSchemas.cancelTurn,
-  endSession: sessionRequestSchemas.endSession,
+  endSession: { payload: z.strictObject({ sessionId: sessionIdSchema }), result: sessionRequestSchemas.endSession.result },
+  prepareSession: sessionRequestSchemas.prepareSession,
   listProviders: sessionRequestSchemas.listProviders,
   getSettings: sessionRequestSchemas.getSettings,
   runWorkspaceScript: sessionRequestSchemas.runWorkspaceScript,

@@ -1,13 +1,7 @@
-import { z } from "zod";
-import { ERROR_CODES, type ErrorCode, isErrorCode } from "./error-codes.js";
+import { type ErrorCode, isErrorCode } from "./error-codes.js";
+import type { WireError } from "./wire-error.js";
 
-/** An error as it travels on every wire: a catalogue code, a human message, optional details. */
-export const wireErrorSchema = z.object({
-  code: z.enum(ERROR_CODES),
-  message: z.string(),
-  details: z.unknown().optional(),
-});
-export type WireError = z.infer<typeof wireErrorSchema>;
+export type { WireError };
 
 /**
  * The one error type of Pedelec. Every failure that crosses a boundary is a PedelecError with a code from

@@ -7,9 +7,13 @@ import {
   sessionStatusSchema,
   toolRequestIdSchema,
   turnIdSchema,
+  turnKindSchema,
 } from "./domain.js";
 import { boundedJsonValueSchema } from "./bounded-json-schema.js";
-import { wireErrorSchema } from "./pedelec-error.js";
+import { MAX_TOOL_ARGS_JSON_LENGTH } from "./json-limits.js";
+import { THREAD_CAPABILITY_ENV, THREAD_CAPABILITY_PATTERN, THREAD_CAPABILITY_RULE } from "./thread-access.js";
+import { wireErrorSchema } from "./wire-error.js";
+import { pendingToolCallSchema } from "./session-events.js";
 import { assetRequestSchemas } from "./assets.js";
 import { runIdSchema, scriptRunResultSchema, scriptRunSpecShape, withOneEntry } from "./script-run.js";
 import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
@@ -47,10 +51,28 @@ export const sessionInfoSchema = z.object({
   toolNames: z.array(z.string()),
   /** The seq of the newest event so far; a resumer ignores anything not newer. */
   lastSeq: z.number().int().min(0),
+  /** The turn running now, if any: a page that resumes mid-turn follows it to its end. */
+  activeTurn: z.object({ turnId: turnIdSchema, turnKind: turnKindSchema }).nullable(),
+  /**
+   * Tool calls still waiting for a page's result, as they were requested: a page that resumes after a reload (even
+   * without `afterSeq`) claims and runs them.
+   */
+  pendingToolCalls: z.array(pendingToolCallSchema),
 });
 export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 
 const sessionRef = z.strictObject({ sessionId: sessionIdSchema });
+/**
+ * Resuming or re-subscribing: with `afterSeq`, Core first sends the connection every kept event newer than it, in order,
+ * then the live ones.
+ */
+const resumeRef = z.strictObject({ sessionId: sessionIdSchema, afterSeq: z.number().int().min(0).optional() });
+
+/**
+ * Which page route claims or answers a tool call. The extension sets it from the port the request came on (a page
+ * cannot choose it), so of several tabs following a session exactly one runs each call.
+ */
+export const toolClaimantSchema = z.string().min(1).max(128);
 
 /** One provider as `listProviders()` reports it. */
 export const providerStatusSchema = z.object({
@@ -82,7 +104,7 @@ export type ToolResultOutcome = z.infer<typeof toolResultOutcomeSchema>;
  */
 export const sessionRequestSchemas = {
   createSession: { payload: createSessionInputSchema, result: sessionInfoSchema },
-  resumeSession: { payload: sessionRef, result: sessionInfoSchema },
+  resumeSession: { payload: resumeRef, result: sessionInfoSchema },
   sendText: {
     payload: z.strictObject({
       sessionId: sessionIdSchema,
@@ -91,18 +113,44 @@ export const sessionRequestSchemas = {
     }),
     result: z.object({ turnId: turnIdSchema }),
   },
+  /**
+   * Takes a requested tool call for one page before its handler runs. `claimed: false`: another page has it (should that
+   * page go away unanswered, Core requests the call again). A call no longer waiting → TOOL_CALL_NOT_PENDING or
+   * TOOL_TIMEOUT.
+   */
+  claimToolCall: {
+    payload: z.strictObject({ sessionId: sessionIdSchema, toolRequestId: toolRequestIdSchema, claimant: toolClaimantSchema }),
+    result: z.object({ claimed: z.boolean() }),
+  },
+  /**
+   * Applied once: a result for a call that timed out → TOOL_TIMEOUT, one already answered, cancelled or unknown →
+   * TOOL_CALL_NOT_PENDING, one another page claimed → TOOL_CALL_CLAIMED.
+   */
   submitToolResult: {
     payload: z.strictObject({
       sessionId: sessionIdSchema,
       toolRequestId: toolRequestIdSchema,
       outcome: toolResultOutcomeSchema,
+      claimant: toolClaimantSchema.optional(),
     }),
-    result: z.object({ accepted: z.boolean() }),
+    result: z.object({ accepted: z.literal(true) }),
   },
   cancelTurn: { payload: sessionRef, result: z.object({ cancelled: z.boolean() }) },
-  endSession: { payload: sessionRef, result: z.object({ ended: z.boolean() }) },
+  /** `reason` is the extension's to give ("disconnected" when it ends a session its last page left); pages cannot. */
+  endSession: {
+    payload: z.strictObject({ sessionId: sessionIdSchema, reason: z.enum(["requested", "disconnected"]).optional() }),
+    result: z.object({ ended: z.boolean() }),
+  },
+  /**
+   * Runs the session's first prompt (guidance and tool index) as a hidden "prepare" turn, so the first real message
+   * starts warm. `turnId: null`: nothing to prepare (the conversation exists, or the provider starts afresh each turn).
+   */
+  prepareSession: {
+    payload: z.strictObject({ sessionId: sessionIdSchema, turnId: turnIdSchema }),
+    result: z.object({ turnId: turnIdSchema.nullable() }),
+  },
   /** Subscribes the calling connection to a session's events (used when a route reconnects). */
-  subscribeSession: { payload: sessionRef, result: z.object({ lastSeq: z.number().int().min(0) }) },
+  subscribeSession: { payload: resumeRef, result: z.object({ lastSeq: z.number().int().min(0) }) },
   /** Which providers this machine can run, and why the others cannot. */
   listProviders: { payload: z.strictObject({}), result: z.array(providerStatusSchema) },
   /** The user's defaults; never a secret. */
@@ -124,15 +172,13 @@ export const sessionRequestSchemas = {
 export type SessionRequestType = keyof typeof sessionRequestSchemas;
 export const SESSION_REQUEST_TYPES = Object.keys(sessionRequestSchemas) as SessionRequestType[];
 
-/** Largest argument text an agent may pass to a tool call (characters). */
-export const MAX_TOOL_ARGS_JSON_LENGTH = 8 * 1024 * 1024;
+export { MAX_TOOL_ARGS_JSON_LENGTH, THREAD_CAPABILITY_ENV };
 
 /**
  * The secret Core gives only to one session's provider processes (in their environment, as
  * `PEDELEC_THREAD_CAPABILITY`); agent-facing commands present it with the thread id, which alone reaches nothing.
  */
-export const THREAD_CAPABILITY_ENV = "PEDELEC_THREAD_CAPABILITY";
-export const threadCapabilitySchema = z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, "must be the thread capability Core issued");
+export const threadCapabilitySchema = z.string().regex(THREAD_CAPABILITY_PATTERN, THREAD_CAPABILITY_RULE);
 
 /** Requests only local programs make (the agent's pedelec-cli, the pedelec command). Never forwarded from a page. */
 export const localRequestSchemas = {
@@ -186,6 +232,11 @@ export const extensionToCoreRequestSchemas = {
   revokeFullAccess: {
     payload: z.strictObject({ revokedAt: z.number().int().min(0) }),
     result: z.object({ stoppedRuns: z.number().int().min(0), endedSessions: z.number().int().min(0) }),
+  },
+  /** A page route closed: the tool calls it claimed and did not answer are requested again for the other pages. */
+  releaseToolClaims: {
+    payload: z.strictObject({ claimant: toolClaimantSchema }),
+    result: z.object({ released: z.number().int().min(0) }),
   },
 } as const;
 export type ExtensionToCoreRequestType = keyof typeof extensionToCoreRequestSchemas;

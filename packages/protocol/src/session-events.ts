@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { boundedJsonValueSchema } from "./bounded-json-schema.js";
 import { sessionStatusSchema, turnIdSchema, turnKindSchema, toolRequestIdSchema, sessionIdSchema } from "./domain.js";
-import { wireErrorSchema } from "./pedelec-error.js";
+import { wireErrorSchema } from "./wire-error.js";
 
 /** Normalized provider activity: what the agent is doing besides talking. */
 export const activitySchema = z.object({
@@ -16,7 +16,33 @@ export const activitySchema = z.object({
 });
 export type Activity = z.infer<typeof activitySchema>;
 
+const toolCallRequestShape = {
+  turnId: turnIdSchema,
+  toolRequestId: toolRequestIdSchema,
+  toolName: z.string(),
+  /** Bounded like any JSON an agent supplies; one iterative walk, far quicker than z.json() on large values. */
+  args: boundedJsonValueSchema,
+  timeoutMs: z.number().int().positive(),
+};
+
+/**
+ * The agent called a page tool. The same call is requested again (same toolRequestId, a new seq) when the page that
+ * claimed it went away without answering.
+ */
+const toolCallRequestedSchema = z.object({ type: z.literal("tool-call-requested"), ...toolCallRequestShape });
+
+/** A tool call still waiting for a page, as `SessionInfo.pendingToolCalls` lists it. */
+export const pendingToolCallSchema = z.object(toolCallRequestShape);
+export type PendingToolCall = z.infer<typeof pendingToolCallSchema>;
+
 export const toolCallOutcomeSchema = z.enum(["answered", "timed-out", "cancelled", "abandoned"]);
+
+/**
+ * Why a session ended: its page ended it, the extension ended it when its last page left (`autoEndOnDisconnect`), it
+ * went unused longer than the retention setting, or the user revoked the Full Access it ran with.
+ */
+export const sessionEndReasonSchema = z.enum(["requested", "disconnected", "expired", "full-access-revoked"]);
+export type SessionEndReason = z.infer<typeof sessionEndReasonSchema>;
 
 /**
  * Every event a session emits, one vocabulary (noun, then verb). Core stamps each with the session's `seq`.
@@ -27,15 +53,7 @@ export const sessionEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("chat-delta"), turnId: turnIdSchema, messageId: z.string(), delta: z.string() }),
   z.object({ type: z.literal("chat-completed"), turnId: turnIdSchema, messageId: z.string(), text: z.string() }),
   z.object({ type: z.literal("activity-updated"), turnId: turnIdSchema, activity: activitySchema }),
-  z.object({
-    type: z.literal("tool-call-requested"),
-    turnId: turnIdSchema,
-    toolRequestId: toolRequestIdSchema,
-    toolName: z.string(),
-    /** Bounded like any JSON an agent supplies; one iterative walk, far quicker than z.json() on large values. */
-    args: boundedJsonValueSchema,
-    timeoutMs: z.number().int().positive(),
-  }),
+  toolCallRequestedSchema,
   z.object({
     type: z.literal("tool-call-settled"),
     turnId: turnIdSchema,
@@ -45,7 +63,7 @@ export const sessionEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("turn-completed"), turnId: turnIdSchema, turnKind: turnKindSchema }),
   z.object({ type: z.literal("turn-failed"), turnId: turnIdSchema, turnKind: turnKindSchema, error: wireErrorSchema }),
   z.object({ type: z.literal("error-reported"), error: wireErrorSchema, turnId: turnIdSchema.optional() }),
-  z.object({ type: z.literal("session-ended"), reason: z.enum(["requested", "disconnected", "shutdown", "full-access-revoked"]) }),
+  z.object({ type: z.literal("session-ended"), reason: sessionEndReasonSchema }),
 ]);
 export type SessionEvent = z.infer<typeof sessionEventSchema>;
 export type SessionEventType = SessionEvent["type"];

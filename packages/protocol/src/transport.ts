@@ -3,9 +3,19 @@
  * so protocol logic can be tested over an in-memory pair and then end to end.
  */
 export interface MessageTransport<Incoming = unknown, Outgoing = unknown> {
+  /**
+   * Sends one message. Throws a PedelecError when the message itself is refused (too large) and the connection
+   * lives on; any other throw means the connection is gone.
+   */
   send(message: Outgoing): void;
+  /**
+   * Closes from this side. This side's close listeners are told without an error: at once, or for a stream that
+   * flushes what was written first, once the connection is gone.
+   */
   close(): void;
+  /** Every message received, in order; returns the unsubscribe function. */
   onMessage(listener: (message: Incoming) => void): () => void;
+  /** Called once when the connection ends; `error` says why when the other side or the medium broke it. */
   onClose(listener: (error?: Error) => void): () => void;
 }
 

@@ -1,6 +1,7 @@
 import { assetUploadReceiptSchema, type AssetUploadReceipt } from "@pedelec/protocol/assets";
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
-import { PedelecError, wireErrorSchema } from "@pedelec/protocol/pedelec-error";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { wireErrorSchema } from "@pedelec/protocol/wire-error";
 
 // Messages here never include the transfer URL: its port and ticket are not the app's business.
 

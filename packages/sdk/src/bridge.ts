@@ -1,19 +1,12 @@
-import { extensionToPageMessageSchema, isPageRequestType } from "@pedelec/protocol/page-wire";
+import { extensionToPageMessageSchema, isPageRequestType, type ExtensionToPageMessage, type PageRequest } from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
-import {
-  connectExtensionPort,
-  findExtensionRuntime,
-  isAbsentExtensionMessage,
-  type ExtensionPort,
-} from "./extension-port.js";
+import { findExtensionRuntime, isAbsentExtensionMessage, openExtensionTransport } from "./extension-port.js";
 import { toJsonResult } from "./json-result.js";
 import { ListenerSet } from "./listener-set.js";
 import { randomId } from "./random-id.js";
 import { describeIssues, validateRequestPayload, validateRequestResult } from "./request-validation.js";
-
-// setTimeout fires at once for delays above 2^31 - 1 ms, so longer deadlines are capped there.
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 export interface BridgeOptions {
   extensionId: string;
@@ -28,6 +21,8 @@ export interface BridgeRequestOptions {
    * take longer, such as a script run whose own timeout may exceed the bridge timeout.
    */
   timeoutMs?: number;
+  /** Withdraws the request: it rejects at once (with the signal's PedelecError reason, or SDK_TRANSPORT_ERROR). */
+  signal?: AbortSignal;
 }
 
 /** A request's result plus the connection that carried it (sessions track which connection subscribed them). */
@@ -37,26 +32,15 @@ export interface BridgeAnswer {
 }
 
 interface Connection {
-  readonly port: ExtensionPort;
+  readonly client: RequestClient<PageRequest, ExtensionToPageMessage>;
   /** Counts connections, so a session can tell whether it is subscribed on the live one. */
   readonly generation: number;
-  heardFrom: boolean;
-  closed: boolean;
-}
-
-interface PendingRequest {
-  readonly type: string;
-  readonly generation: number;
-  readonly timeoutMs: number;
-  readonly resolve: (answer: BridgeAnswer) => void;
-  readonly reject: (error: PedelecError) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
  * The page end of the extension port: sends requests, matches answers, applies the bridge timeout, validates
- * every incoming message and hands session events on. A lost port fails its pending requests; the next request
- * opens a new port.
+ * every incoming message and hands session events on. Ids, timeouts and failing what waits when the port goes are
+ * the shared RequestClient's. A lost port fails its pending requests; the next request opens a new port.
  */
 export class Bridge {
   readonly #options: BridgeOptions;
@@ -64,7 +48,6 @@ export class Bridge {
   #generation = 0;
   #requestCount = 0;
   readonly #requestIdPrefix = randomId().slice(0, 8);
-  readonly #pending = new Map<string, PendingRequest>();
   readonly #eventListeners = new ListenerSet<[SessionEventEnvelope]>();
   readonly #interruptionListeners = new ListenerSet<[string, PedelecError]>();
   readonly #protocolErrorListeners = new ListenerSet<[PedelecError, string | undefined]>();
@@ -85,33 +68,17 @@ export class Bridge {
     return this.#options.timeoutMs;
   }
 
-  request(type: string, payload: unknown, options: BridgeRequestOptions = {}): Promise<BridgeAnswer> {
-    return new Promise<BridgeAnswer>((resolve, reject) => {
-      let checkedPayload: unknown;
-      try {
-        checkedPayload = checkPayload(type, payload);
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      const connection = this.#connect();
-      if (connection === undefined) {
-        reject(extensionUnavailable());
-        return;
-      }
-      this.#requestCount += 1;
-      const id = `${this.#requestIdPrefix}-${this.#requestCount}`;
-      const timeoutMs = Math.min(MAX_TIMER_DELAY_MS, options.timeoutMs ?? this.#options.timeoutMs);
-      const pending: PendingRequest = { type, generation: connection.generation, timeoutMs, resolve, reject, timer: undefined };
-      this.#pending.set(id, pending);
-      this.#startTimer(id, pending);
-      try {
-        connection.port.postMessage({ id, type, payload: checkedPayload });
-      } catch (error) {
-        // The payload is known to be JSON, so a throwing postMessage means the port is gone.
-        this.#closeConnection(connection, error instanceof Error ? error.message : String(error));
-      }
+  async request(type: string, payload: unknown, options: BridgeRequestOptions = {}): Promise<BridgeAnswer> {
+    const checkedPayload = checkPayload(type, payload);
+    const connection = this.#connect();
+    if (connection === undefined) throw extensionUnavailable();
+    const result = await connection.client.request((id): PageRequest => ({ id, type, payload: checkedPayload }), {
+      label: type,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      check: (value) => validateRequestResult(type, value),
     });
+    return { result, generation: connection.generation };
   }
 
   onEvent(listener: (envelope: SessionEventEnvelope) => void): () => void {
@@ -136,123 +103,80 @@ export class Bridge {
     if (this.#connection !== undefined) return this.#connection;
     const runtime = findExtensionRuntime();
     if (runtime === undefined) return undefined;
+    let transport;
     try {
-      const port = connectExtensionPort(runtime, this.#options.extensionId);
-      const connection: Connection = { port, generation: this.#generation + 1, heardFrom: false, closed: false };
-      port.onMessage.addListener((message) => this.#handleMessage(connection, message));
-      // Reading lastError inside the callback is also what keeps Chrome from logging it as unchecked.
-      port.onDisconnect.addListener(() => this.#closeConnection(connection, runtime.lastError?.message));
-      this.#generation = connection.generation;
-      this.#connection = connection;
-      return connection;
+      transport = openExtensionTransport(runtime, this.#options.extensionId);
     } catch {
       // Chrome throws for a malformed extension id or a context that lost its extension access.
       return undefined;
     }
+    const generation = this.#generation + 1;
+    let heardFrom = false;
+    const client: RequestClient<PageRequest, ExtensionToPageMessage> = new RequestClient({
+      transport,
+      read: (raw) => {
+        heardFrom = true;
+        return readExtensionMessage(raw);
+      },
+      onMessage: (message) => this.#handleMessage(client, message),
+      onMalformed: (error, raw) => {
+        const sessionId = typeof raw === "object" && raw !== null ? (raw as { sessionId?: unknown }).sessionId : undefined;
+        this.#protocolErrorListeners.emit(error, typeof sessionId === "string" ? sessionId : undefined);
+      },
+      closeError: (cause) => {
+        const reason = cause?.message;
+        // A port that dies before the extension said anything, with Chrome's "no such extension" text, never had one.
+        if (!heardFrom && isAbsentExtensionMessage(reason)) return extensionUnavailable(reason);
+        return new PedelecError("EXTENSION_DISCONNECTED", "The connection to the Pedelec extension was lost", { reason: reason ?? null });
+      },
+      timeoutError: ({ label, timeoutMs }) => new PedelecError("SDK_BRIDGE_TIMEOUT", `The extension did not answer ${label} within ${timeoutMs} ms`),
+      abortCode: "SDK_TRANSPORT_ERROR",
+      malformedMessage: "keep-connection",
+      malformedReply: "keep-connection",
+      timeoutMs: this.#options.timeoutMs,
+      createRequestId: () => `${this.#requestIdPrefix}-${++this.#requestCount}`,
+    });
+    const connection: Connection = { client, generation };
+    client.onClose((error) => {
+      if (this.#connection === connection) this.#connection = undefined;
+      this.#disconnectListeners.emit(generation, error);
+    });
+    this.#generation = generation;
+    this.#connection = connection;
+    return connection;
   }
 
-  #closeConnection(connection: Connection, reason: string | undefined): void {
-    if (connection.closed) return;
-    connection.closed = true;
-    if (this.#connection === connection) this.#connection = undefined;
-    try {
-      connection.port.disconnect();
-    } catch {
-      // Already disconnected on Chrome's side.
-    }
-    const absent = !connection.heardFrom && isAbsentExtensionMessage(reason);
-    const error = absent
-      ? extensionUnavailable(reason)
-      : new PedelecError("EXTENSION_DISCONNECTED", "The connection to the Pedelec extension was lost", {
-          reason: reason ?? null,
-        });
-    for (const [id, pending] of this.#pending) {
-      if (pending.generation !== connection.generation) continue;
-      this.#settle(id, pending);
-      pending.reject(error);
-    }
-    this.#disconnectListeners.emit(connection.generation, error);
-  }
-
-  #handleMessage(connection: Connection, raw: unknown): void {
-    if (connection.closed) return;
-    connection.heardFrom = true;
-    const parsed = extensionToPageMessageSchema.safeParse(raw);
-    if (!parsed.success) {
-      this.#reportInvalidMessage(raw, parsed.error.issues);
-      return;
-    }
-    const message = parsed.data;
-    if ("type" in message && message.type === "event") {
-      this.#eventListeners.emit(message);
-      return;
-    }
-    if ("type" in message && message.type === "session-interrupted") {
-      this.#interruptionListeners.emit(message.sessionId, PedelecError.fromWire(message.error));
-      return;
-    }
-    if ("type" in message && message.type === "request-progress") {
-      const pending = this.#pending.get(message.id);
-      if (pending === undefined) return;
-      // While the user looks at the approval popup the request is not stuck, so its clock stops.
-      clearTimeout(pending.timer);
-      pending.timer = undefined;
-      if (message.stage === "approval-settled") this.#startTimer(message.id, pending);
-      return;
-    }
-    if (!("ok" in message)) return;
-    const pending = this.#pending.get(message.id);
-    // An answer nobody waits for (it came after the timeout) is dropped.
-    if (pending === undefined) return;
-    this.#settle(message.id, pending);
-    if (!message.ok) {
-      pending.reject(PedelecError.fromWire(message.error));
-      return;
-    }
-    try {
-      pending.resolve({ result: validateRequestResult(pending.type, message.result), generation: pending.generation });
-    } catch (error) {
-      pending.reject(PedelecError.from(error, "SDK_PROTOCOL_ERROR"));
-    }
-  }
-
-  #reportInvalidMessage(raw: unknown, issues: readonly unknown[]): void {
-    const error = new PedelecError(
-      "SDK_PROTOCOL_ERROR",
-      `The extension sent an invalid message: ${describeIssues(issues)}`,
-      { issues },
-    );
-    const fields = typeof raw === "object" && raw !== null ? (raw as { id?: unknown; sessionId?: unknown }) : {};
-    if (typeof fields.id === "string") {
-      const pending = this.#pending.get(fields.id);
-      if (pending !== undefined) {
-        this.#settle(fields.id, pending);
-        pending.reject(error);
+  #handleMessage(client: RequestClient<PageRequest, ExtensionToPageMessage>, message: ExtensionToPageMessage): void {
+    if (!("type" in message)) return; // An answer nobody waits for (it came after the timeout) is dropped.
+    switch (message.type) {
+      case "event":
+        this.#eventListeners.emit(message);
         return;
-      }
+      case "session-interrupted":
+        this.#interruptionListeners.emit(message.sessionId, PedelecError.fromWire(message.error));
+        return;
+      case "request-progress":
+        // While the user looks at the approval popup the request is not stuck, so its clock stops.
+        if (message.stage === "approval-settled") client.restartTimeout(message.id);
+        else client.holdTimeout(message.id);
+        return;
     }
-    this.#protocolErrorListeners.emit(error, typeof fields.sessionId === "string" ? fields.sessionId : undefined);
   }
+}
 
-  #startTimer(id: string, pending: PendingRequest): void {
-    clearTimeout(pending.timer);
-    pending.timer = setTimeout(() => {
-      if (this.#pending.get(id) !== pending) return;
-      this.#settle(id, pending);
-      pending.reject(
-        new PedelecError(
-          "SDK_BRIDGE_TIMEOUT",
-          `The extension did not answer ${pending.type} within ${pending.timeoutMs} ms`,
-        ),
-      );
-    }, pending.timeoutMs);
+/** Validates a message from the extension; a malformed one that names a waiting request fails that request. */
+function readExtensionMessage(raw: unknown): ReadMessage<ExtensionToPageMessage> {
+  const parsed = extensionToPageMessageSchema.safeParse(raw);
+  if (!parsed.success) {
+    const { issues } = parsed.error;
+    const error = new PedelecError("SDK_PROTOCOL_ERROR", `The extension sent an invalid message: ${describeIssues(issues)}`, { issues });
+    const id = typeof raw === "object" && raw !== null ? (raw as { id?: unknown }).id : undefined;
+    return { kind: "malformed", id: typeof id === "string" ? id : undefined, error, raw };
   }
-
-  #settle(id: string, pending: PendingRequest): void {
-    clearTimeout(pending.timer);
-    pending.timer = undefined;
-    this.#pending.delete(id);
-  }
+  const message = parsed.data;
+  if (!("ok" in message)) return { kind: "other", message };
+  const outcome = message.ok ? { ok: true as const, result: message.result } : { ok: false as const, error: PedelecError.fromWire(message.error) };
+  return { kind: "reply", id: message.id, message, outcome };
 }
 
 function checkPayload(type: string, payload: unknown): unknown {

@@ -1,4 +1,7 @@
+import type { PageRequest } from "@pedelec/protocol/page-wire";
 import { SDK_PORT_NAME } from "@pedelec/protocol/page-wire";
+import { portTransport } from "@pedelec/protocol/port-transport";
+import type { MessageTransport } from "@pedelec/protocol/transport";
 
 /** The part of `chrome.runtime.Port` the SDK uses (the SDK does not depend on @types/chrome). */
 export interface ExtensionPort {
@@ -35,4 +38,12 @@ export function isAbsentExtensionMessage(message: string | undefined): boolean {
 
 export function connectExtensionPort(runtime: ExtensionRuntime, extensionId: string): ExtensionPort {
   return runtime.connect(extensionId, { name: SDK_PORT_NAME });
+}
+
+/**
+ * A new port to the extension as a MessageTransport. A disconnect's close error carries Chrome's lastError text (for
+ * an extension that is not there, "Could not establish connection…"). Throws when Chrome refuses to connect at all.
+ */
+export function openExtensionTransport(runtime: ExtensionRuntime, extensionId: string): MessageTransport<unknown, PageRequest> {
+  return portTransport(connectExtensionPort(runtime, extensionId), () => runtime.lastError?.message);
 }

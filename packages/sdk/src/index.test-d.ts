@@ -13,11 +13,23 @@ import {
   type PedelecRunOptions,
   type PedelecRunResult,
   type PedelecSession,
+  type PedelecAvailability,
+  type PedelecSettings,
+  type ProviderAvailability,
+  type ResumeSessionOptions,
+  type SendTextOptions,
+  type SessionEndReason,
   type SessionStatus,
   type ToolDefinition,
+  type TurnKind,
+  type ChatMessage,
+  type CreateSessionRequestOptions,
 } from "./index.js";
 import type { ScriptRunResult } from "@pedelec/protocol/script-run";
 import type { AssetEntry as ProtocolAssetEntry } from "@pedelec/protocol/assets";
+import type { PageRequestResult } from "@pedelec/protocol/page-wire";
+import type { ProviderStatus, PublicSettings } from "@pedelec/protocol/requests";
+import type { SessionEventOf } from "@pedelec/protocol/session-events";
 
 declare const pedelec: Pedelec;
 
@@ -96,6 +108,81 @@ describe("PedelecSession", () => {
     session.onError((error) => expectTypeOf(error).toEqualTypeOf<PedelecError>());
     session.onEnded((context) => expectTypeOf(context.source).toEqualTypeOf<"core" | "sdk">());
     session.onTool("anything", () => null); // a resumed session knows no names unless told
+  });
+});
+
+describe("durable sessions", () => {
+  it("takes afterSeq and a signal when resuming", async () => {
+    const controller = new AbortController();
+    const session = await pedelec.resumeSession<"add_todo">("session-0001", { afterSeq: 12, signal: controller.signal });
+    expectTypeOf(session).toEqualTypeOf<PedelecSession<"add_todo">>();
+    expectTypeOf(session.lastSeq).toEqualTypeOf<number>();
+    void pedelec.resumeSession("session-0001", {});
+    const options: ResumeSessionOptions = { afterSeq: session.lastSeq };
+    void pedelec.resumeSession("session-0001", options);
+    // @ts-expect-error -- afterSeq is a seq number
+    void pedelec.resumeSession("session-0001", { afterSeq: "12" });
+    // @ts-expect-error -- not an option of resumeSession
+    void pedelec.resumeSession("session-0001", { replay: true });
+  });
+
+  it("takes a signal when creating a session and when sending text", async () => {
+    const controller = new AbortController();
+    const session = await pedelec.createSession({ provider: "claude", skills: { guidance: "", tools: [addTodo] } }, { signal: controller.signal });
+    expectTypeOf(session).toEqualTypeOf<PedelecSession<"add_todo">>();
+    void pedelec.createSession(undefined, { signal: controller.signal });
+    const createOptions: CreateSessionRequestOptions = {};
+    void pedelec.createSession({}, createOptions);
+    // @ts-expect-error -- a signal is an AbortSignal
+    void pedelec.createSession({}, { signal: true });
+    expectTypeOf(session.sendText("hi", { signal: controller.signal })).toEqualTypeOf<Promise<void>>();
+    const sendOptions: SendTextOptions = { signal: AbortSignal.timeout(1000) };
+    void session.sendText("hi", sendOptions);
+    // @ts-expect-error -- a signal is an AbortSignal
+    void session.sendText("hi", { signal: controller });
+  });
+
+  it("prepares a session with one shared promise", async () => {
+    const session = await pedelec.createSession();
+    expectTypeOf(session.prepare()).toEqualTypeOf<Promise<void>>();
+    // @ts-expect-error -- prepare takes no input
+    void session.prepare("warm up");
+  });
+
+  it("reports availability part by part", async () => {
+    const availability = await pedelec.checkAvailability();
+    expectTypeOf(availability).toEqualTypeOf<PedelecAvailability>();
+    expectTypeOf(availability.available).toEqualTypeOf<boolean>();
+    expectTypeOf(availability.extension).toEqualTypeOf<{ available: boolean }>();
+    expectTypeOf(availability.approval).toEqualTypeOf<{ approved: boolean; origin: string }>();
+    expectTypeOf(availability.desktop).toEqualTypeOf<{ available: boolean; launchAttempted: boolean }>();
+    expectTypeOf(availability.error).toEqualTypeOf<PedelecError | undefined>();
+  });
+
+  it("carries the turn kind, the seq and the end reason in contexts", async () => {
+    const session = await pedelec.createSession({ skills: { guidance: "", tools: [addTodo] } });
+    session.onEnded((context) => expectTypeOf(context.endReason).toEqualTypeOf<SessionEndReason | undefined>());
+    expectTypeOf<SessionEndReason>().toEqualTypeOf<"requested" | "disconnected" | "expired" | "full-access-revoked">();
+    session.onStatus((_status, context) => expectTypeOf(context.turnKind).toEqualTypeOf<TurnKind | undefined>());
+    session.onTool("add_todo", (_args, context) => {
+      expectTypeOf(context.turnKind).toEqualTypeOf<TurnKind | undefined>();
+      expectTypeOf(context.seq).toEqualTypeOf<number | undefined>();
+      expectTypeOf(context.provider).toEqualTypeOf<PedelecSession["provider"]>();
+      expectTypeOf(context.source).toEqualTypeOf<"core" | "sdk">();
+      expectTypeOf(context.toolRequestId).toEqualTypeOf<string>();
+      expectTypeOf(context.turnId).toEqualTypeOf<string>();
+      return null;
+    });
+  });
+});
+
+describe("types derived from the protocol", () => {
+  it("match the wire shapes they present", () => {
+    expectTypeOf<ProviderAvailability>().toEqualTypeOf<ProviderStatus>();
+    expectTypeOf<PedelecSettings>().toEqualTypeOf<PublicSettings>();
+    expectTypeOf<ChatMessage>().toEqualTypeOf<Pick<SessionEventOf<"chat-completed">, "messageId" | "text">>();
+    expectTypeOf<Omit<ApprovalStatus, "installed">>().toEqualTypeOf<Omit<PageRequestResult<"getApprovalStatus">, "installed">>();
+    expectTypeOf<ApprovalStatus["installed"]>().toEqualTypeOf<boolean>();
   });
 });
 

@@ -35,7 +35,8 @@ describe("PedelecSession turns", () => {
     });
     session.onChat((message) => log.push(`chat:${message.messageId}:${message.text}`));
     const sending = session.sendText("Hello");
-    expect(session.getStatus()).toBe("running");
+    // The status is Core's to tell: nothing changes before Core says so.
+    expect(session.getStatus()).toBe("idle");
     const request = await extension.waitForRequest("sendText");
     const turnId = turnIdOf(request);
     expect(request.payload).toEqual({ sessionId: SESSION_ID, turnId, text: "Hello" });
@@ -49,13 +50,14 @@ describe("PedelecSession turns", () => {
     extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" });
     extension.emit(SESSION_ID, { type: "status-changed", status: "idle", turnId });
     await expect(sending).resolves.toBeUndefined();
+    await vi.waitFor(() => expect(log.at(-1)).toBe("status:idle:core"));
     expect(log).toEqual([
-      "status:running:sdk",
+      "status:running:core",
       "delta:Hel",
       "delta:lo ",
       "delta:there",
       "chat:m1:Hello there",
-      "status:idle:sdk",
+      "status:idle:core",
     ]);
     expect(contexts[0]).toMatchObject({
       sessionId: SESSION_ID,
@@ -70,40 +72,49 @@ describe("PedelecSession turns", () => {
     expect(session.getStatus()).toBe("idle");
   });
 
-  it("rejects sendText with the code of turn-failed, reports it through onError and leaves status error", async () => {
+  it("rejects sendText with the code of turn-failed, reports it through onError and shows Core's error status", async () => {
     const { extension, session } = await openSession();
     const reported: string[] = [];
     session.onError((error) => reported.push(error.code));
     const sending = session.sendText("Hello");
     const turnId = turnIdOf(await extension.waitForRequest("sendText"));
+    extension.emit(SESSION_ID, { type: "status-changed", status: "running", turnId });
     extension.emit(SESSION_ID, {
       type: "turn-failed",
       turnId,
       turnKind: "user",
       error: { code: "PROVIDER_NOT_AUTHENTICATED", message: "Sign in to claude" },
     });
+    extension.emit(SESSION_ID, { type: "status-changed", status: "error", turnId });
     const error = await errorOf(sending);
     expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");
     expect(error.message).toBe("Sign in to claude");
     expect(reported).toEqual(["PROVIDER_NOT_AUTHENTICATED"]);
-    expect(session.getStatus()).toBe("error");
+    await vi.waitFor(() => expect(session.getStatus()).toBe("error"));
   });
 
   it("fails the active turn when the extension says the runtime link broke, and ignores other sessions' notices", async () => {
     const { extension, session } = await openSession();
     const reported: string[] = [];
     session.onError((error) => reported.push(error.code));
+    const statuses: Array<[string, string]> = [];
+    session.onStatus((status, context) => statuses.push([status, context.source]));
     const sending = session.sendText("Hello");
-    await extension.waitForRequest("sendText");
+    const turnId = turnIdOf(await extension.waitForRequest("sendText"));
+    extension.emit(SESSION_ID, { type: "status-changed", status: "running", turnId });
     const lost = { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" };
     extension.send({ type: "session-interrupted", sessionId: "session-9999", error: lost });
     extension.send({ type: "session-interrupted", sessionId: SESSION_ID, error: lost });
     expect((await errorOf(sending)).code).toBe("CORE_RUNTIME_UNAVAILABLE");
     expect(reported).toEqual(["CORE_RUNTIME_UNAVAILABLE"]);
-    expect(session.getStatus()).toBe("error");
+    // Core cannot speak over the broken link, so this status is the SDK's own.
+    expect(statuses).toEqual([
+      ["running", "core"],
+      ["error", "sdk"],
+    ]);
   });
 
-  it("rejects sendText when Core refuses it, and restores the status", async () => {
+  it("rejects sendText when Core refuses it, without inventing a status", async () => {
     const { extension, session } = await openSession();
     extension.handle("sendText", () => {
       throw new PedelecError("SESSION_BUSY", "busy in another tab");
@@ -111,7 +122,14 @@ describe("PedelecSession turns", () => {
     const statuses: string[] = [];
     session.onStatus((status) => statuses.push(status));
     expect((await errorOf(session.sendText("Hello"))).code).toBe("SESSION_BUSY");
-    expect(statuses).toEqual(["running", "idle"]);
+    expect(statuses).toEqual([]);
+    expect(session.getStatus()).toBe("idle");
+    // The refused turn left nothing behind: the next message goes out.
+    extension.handle("sendText", (request) => ({ turnId: turnIdOf(request) }));
+    const next = session.sendText("again");
+    const turnId = turnIdOf(await extension.waitForRequest("sendText", 1));
+    extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" });
+    await expect(next).resolves.toBeUndefined();
   });
 
   it("rejects a second sendText with SESSION_BUSY locally while a turn is active", async () => {
@@ -277,19 +295,31 @@ describe("PedelecSession end", () => {
     expect((await errorOf(session.sendText("again"))).code).toBe("SESSION_ENDED");
   });
 
-  it("ends on Core's session-ended: pending turn rejects, onEnded fires once, end() needs no request", async () => {
+  it("ends on Core's session-ended: pending turn rejects, onEnded fires once with the reason, end() needs no request", async () => {
     const { extension, session } = await openSession();
     const ended: PedelecEventContext[] = [];
+    const statuses: string[] = [];
     session.onEnded((context) => ended.push(context));
+    session.onStatus((status) => statuses.push(status));
     const sending = session.sendText("Hello");
     await extension.waitForRequest("sendText");
-    extension.emit(SESSION_ID, { type: "session-ended", reason: "shutdown" });
-    extension.emit(SESSION_ID, { type: "session-ended", reason: "shutdown" });
+    extension.emit(SESSION_ID, { type: "status-changed", status: "ended" });
+    extension.emit(SESSION_ID, { type: "session-ended", reason: "expired" });
+    extension.emit(SESSION_ID, { type: "session-ended", reason: "expired" });
     expect((await errorOf(sending)).code).toBe("SESSION_ENDED");
     await session.end();
     expect(extension.requestsOf("endSession")).toEqual([]);
     expect(ended).toHaveLength(1);
-    expect(ended[0]).toMatchObject({ source: "core", seq: 1 });
+    expect(ended[0]).toMatchObject({ source: "core", seq: 2, endReason: "expired" });
+    expect(statuses).toEqual(["ended"]);
+  });
+
+  it("says the page ended the session when end() did", async () => {
+    const { session } = await openSession();
+    const ended: PedelecEventContext[] = [];
+    session.onEnded((context) => ended.push(context));
+    await session.end();
+    expect(ended).toEqual([expect.objectContaining({ source: "sdk", endReason: "requested" })]);
   });
 
   it("calls an onEnded registered after the end, once", async () => {
@@ -323,25 +353,45 @@ describe("PedelecSession and the extension connection", () => {
     const errors: Array<[string, string]> = [];
     session.onError((error, context) => errors.push([error.code, context.source]));
     const sending = session.sendText("Hello");
-    await extension.waitForRequest("sendText");
+    const turnId = turnIdOf(await extension.waitForRequest("sendText"));
+    extension.emit(SESSION_ID, { type: "status-changed", status: "running", turnId });
+    await vi.waitFor(() => expect(session.getStatus()).toBe("running"));
     extension.dropPort();
     expect((await errorOf(sending)).code).toBe("EXTENSION_DISCONNECTED");
     expect(errors).toEqual([["EXTENSION_DISCONNECTED", "sdk"]]);
     expect(session.getStatus()).toBe("error");
   });
 
-  it("resubscribes over a new port on the next call", async () => {
+  it("re-attaches over a new port on the next call, getting the events it missed replayed once", async () => {
     const { extension, session } = await openSession();
+    const deltas: Array<[string, number | undefined]> = [];
+    session.onChatDelta((delta, context) => deltas.push([delta, context.seq]));
+    extension.emit(SESSION_ID, { type: "chat-delta", turnId: "t0", messageId: "m0", delta: "seen" });
+    await vi.waitFor(() => expect(deltas).toHaveLength(1));
     extension.dropPort();
-    extension.handle("resumeSession", () => sessionInfo({ lastSeq: 4 }));
+    // Emitted while the page had no port: Core keeps them for the re-attach.
+    extension.emit(SESSION_ID, { type: "chat-delta", turnId: "t0", messageId: "m0", delta: " missed" });
+    extension.emit(SESSION_ID, { type: "chat-delta", turnId: "t0", messageId: "m0", delta: " twice" });
+    extension.handle("resumeSession", (request, fake, route) => {
+      const { afterSeq } = request.payload as { afterSeq: number };
+      fake.replay(SESSION_ID, afterSeq, route);
+      // The last one also reaches the new port live, as an event a second route relays would.
+      fake.replay(SESSION_ID, 2, route);
+      return sessionInfo({ lastSeq: fake.lastSeqOf(SESSION_ID) });
+    });
     const sending = session.sendText("after reconnect");
     const resume = await extension.waitForRequest("resumeSession");
-    expect(resume.payload).toEqual({ sessionId: SESSION_ID });
+    expect(resume.payload).toEqual({ sessionId: SESSION_ID, afterSeq: 1 });
     const turnId = turnIdOf(await extension.waitForRequest("sendText"));
     expect(extension.requests.map((request) => request.type)).toEqual(["createSession", "resumeSession", "sendText"]);
-    extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" }, 4); // not newer than lastSeq
-    extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" }, 5);
+    extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" });
     await expect(sending).resolves.toBeUndefined();
+    expect(deltas).toEqual([
+      ["seen", 1],
+      [" missed", 2],
+      [" twice", 3],
+    ]);
+    expect(session.lastSeq).toBe(4);
     expect(extension.connections).toHaveLength(2);
   });
 

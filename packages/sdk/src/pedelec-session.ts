@@ -1,11 +1,13 @@
 import type { EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
-import type { Activity, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { Activity, PendingToolCall, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { abortError, checkSignal } from "./abort.js";
 import type { Bridge } from "./bridge.js";
 import { ListenerSet, reportCallbackError } from "./listener-set.js";
 import { randomId } from "./random-id.js";
 import { validateRequestPayload } from "./request-validation.js";
+import type { ToolCallLedger } from "./tool-call-ledger.js";
 import { ToolDispatcher } from "./tool-dispatch.js";
 import { WorkspaceRuns } from "./workspace-runs.js";
 import { SessionAssets } from "./session-assets.js";
@@ -20,6 +22,7 @@ import type {
   PedelecEventContext,
   PedelecRunOptions,
   PedelecWorkspace,
+  SendTextOptions,
   ToolHandler,
 } from "./types.js";
 
@@ -30,27 +33,37 @@ export interface SessionInit {
   readonly generation: number;
   readonly bridge: Bridge;
   readonly inlineHandlers: ReadonlyMap<string, ToolHandler>;
+  /** The tool calls this page's client has taken, shared by its handles. */
+  readonly toolCalls: ToolCallLedger;
+  /** A resume's `afterSeq`: Core replays the kept events after it, and the handle takes them. */
+  readonly afterSeq?: number;
+  /**
+   * Set for a resumed handle: events that came with the answer. They, the replay and the still-pending tool calls are
+   * handled only after the caller got the handle, so the callbacks it registers at once see them.
+   */
+  readonly backlog?: readonly SessionEventEnvelope[];
   /** Sends asset upload bodies (default: XMLHttpRequest in a page). */
   readonly uploadBody?: UploadBody;
 }
 
-interface ActiveTurn {
+/** A turn this handle started (sendText or prepare); turns started elsewhere are only reported. */
+interface OwnTurn {
   readonly turnId: string;
+  readonly kind: TurnKind;
+  /** True once the caller's promise is settled while Core may still be running the turn (its signal aborted). */
+  settled: boolean;
   readonly resolve: () => void;
   readonly reject: (error: PedelecError) => void;
 }
 
-type ContextExtras = Pick<PedelecEventContext, "turnId" | "toolRequestId" | "messageId">;
+type ContextExtras = Pick<PedelecEventContext, "turnId" | "toolRequestId" | "messageId" | "endReason">;
 
-// Core may settle these itself with a status event; the SDK only fills in when it has not.
-const BUSY_STATUSES: ReadonlySet<SessionStatus> = new Set(["running", "waiting_tool_result"]);
 /** Ways a turn stops on purpose; they end the turn's promise but are not error events. */
 const INTENDED_STOPS: ReadonlySet<string> = new Set(["TURN_CANCELLED", "SESSION_ENDED"]);
-
-/** The status a turn leaves behind, matching Core's: failures leave `error`, a cancel leaves `idle`. */
-function statusAfterTurn(error: PedelecError | undefined): SessionStatus {
-  return error === undefined || INTENDED_STOPS.has(error.code) ? "idle" : "error";
-}
+/** Statuses in which a lost link leaves an answer that cannot arrive. */
+const BUSY_STATUSES: ReadonlySet<SessionStatus> = new Set(["running", "waiting_tool_result"]);
+/** Turn kinds are remembered for this many recent turns, so late events of a turn still carry it. */
+const REMEMBERED_TURNS = 64;
 
 /**
  * One agent session. Get it from `pedelec.createSession()` or `pedelec.resumeSession()`.
@@ -84,11 +97,25 @@ export class PedelecSession<TToolName extends string = string> {
   readonly #assets: SessionAssets;
   readonly #unsubscribeBridge: Array<() => void>;
   #generation: number | undefined;
+  /** The link to Core broke under a live port: events may be missing, so the next call re-attaches with afterSeq. */
+  #needsReattach = false;
   #resubscribing: Promise<void> | undefined;
   #status: SessionStatus;
   #lastSeq: number;
-  #activeTurn: ActiveTurn | undefined;
+  /** Events up to this seq are a replay of what happened before the latest create/resume/re-attach answer. */
+  #replayThrough: number;
+  /** The tool calls pending at that answer: the only ones a replayed request may start. */
+  #pendingAtAttach: ReadonlySet<string>;
+  /** Events held back until the caller of resumeSession() got the handle. */
+  #deferred: SessionEventEnvelope[] | undefined;
+  #deferredTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Events that arrive while a re-attach waits for its answer: handled once the answer told where the replay ends. */
+  #held: SessionEventEnvelope[] | undefined;
+  #ownTurn: OwnTurn | undefined;
+  #preparing: Promise<void> | undefined;
   readonly #turnKinds = new Map<string, TurnKind>();
+  /** Turns whose failure the SDK already reported when the link broke; Core's own failure of them is not news. */
+  readonly #interruptedTurns = new Set<string>();
   #endedBy: "core" | "sdk" | undefined;
   #endContext: PedelecEventContext | undefined;
   #endRequest: Promise<void> | undefined;
@@ -129,35 +156,61 @@ export class PedelecSession<TToolName extends string = string> {
     });
     this.#generation = init.generation;
     this.#status = info.status;
-    this.#lastSeq = info.lastSeq;
+    // A stale afterSeq (newer than anything Core has) would hide every event to come.
+    this.#lastSeq = init.afterSeq === undefined ? info.lastSeq : Math.min(init.afterSeq, info.lastSeq);
+    this.#replayThrough = info.lastSeq;
+    this.#pendingAtAttach = new Set(info.pendingToolCalls.map((call) => call.toolRequestId));
+    if (info.activeTurn !== null) this.#noteTurn(info.activeTurn.turnId, info.activeTurn.turnKind);
     this.#tools = new ToolDispatcher({
       sessionId: info.sessionId,
       inlineHandlers: init.inlineHandlers,
+      ledger: init.toolCalls,
+      claim: (toolRequestId) => this.#claimToolCall(toolRequestId),
       submit: (toolRequestId, outcome) => this.#submitToolResult(toolRequestId, outcome),
-      reportSubmitFailure: (error, call) =>
+      reportFailure: (error, call) =>
         this.#errorListeners.emit(error, this.#sdkContext({ turnId: call.turnId, toolRequestId: call.toolRequestId })),
     });
     this.#unsubscribeBridge = [
       init.bridge.onEvent((envelope) => this.#handleEnvelope(envelope)),
       init.bridge.onDisconnect((generation, error) => this.#handleDisconnect(generation, error)),
       init.bridge.onInterruption((sessionId, error) => {
-        if (sessionId === this.sessionId && this.#endedBy === undefined) this.#interrupt(error);
+        if (sessionId !== this.sessionId || this.#endedBy !== undefined) return;
+        this.#needsReattach = true;
+        this.#interrupt(error);
       }),
       init.bridge.onProtocolError((error, sessionId) => {
         if (sessionId === undefined || sessionId === this.sessionId) this.#errorListeners.emit(error, this.#sdkContext());
       }),
     ];
-    if (info.status === "ended") this.#finish("core", this.#sdkContext());
+    if (info.status === "ended") {
+      this.#finish("core", this.#coreContext());
+      return;
+    }
+    if (init.backlog === undefined) {
+      this.#dispatchPending(info.pendingToolCalls);
+      return;
+    }
+    this.#deferred = [...init.backlog];
+    this.#deferredTimer = setTimeout(() => this.#releaseDeferred(info.pendingToolCalls), 0);
   }
 
-  /** The session's current status: `idle | running | waiting_tool_result | ended | error`. */
+  /** The session's current status as Core last reported it: `idle | running | waiting_tool_result | ended | error`. */
   getStatus(): SessionStatus {
     return this.#status;
   }
 
   /**
+   * The seq of the newest Core event this handle took (0 before any). Save it to resume after a reload without
+   * missing or repeating events: `pedelec.resumeSession(sessionId, { afterSeq })`.
+   */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /**
    * Sends a user message and resolves when the agent's turn completes. Rejects with the turn's error code when
-   * it fails, `SESSION_BUSY` while another turn of this session is active, `SESSION_ENDED` once it ended.
+   * it fails, `SESSION_BUSY` while another turn of this session is active (a prepare turn too), `SESSION_ENDED` once it
+   * ended. `options.signal` stops it: see `SendTextOptions`.
    *
    * @example
    * ```ts
@@ -165,34 +218,49 @@ export class PedelecSession<TToolName extends string = string> {
    * catch (error) { if (error instanceof PedelecError && error.code === "SESSION_BUSY") showBusy(); }
    * ```
    */
-  sendText(text: string): Promise<void> {
+  sendText(text: string, options?: SendTextOptions): Promise<void> {
     if (this.#endedBy !== undefined) return Promise.reject(sessionEnded());
-    if (this.#activeTurn !== undefined) {
-      return Promise.reject(new PedelecError("SESSION_BUSY", "The session already has an active turn"));
-    }
+    if (this.#ownTurn !== undefined) return Promise.reject(sessionBusy());
     const turnId = randomId();
     let payload: unknown;
+    let signal: AbortSignal | undefined;
     try {
+      signal = checkSignal(options?.signal, "sendText");
       payload = validateRequestPayload("sendText", { sessionId: this.sessionId, turnId, text });
     } catch (error) {
       return Promise.reject(error);
     }
-    const completion = new Promise<void>((resolve, reject) => {
-      this.#activeTurn = { turnId, resolve, reject };
+    if (signal?.aborted) return Promise.reject(turnAborted(signal));
+    return this.#runTurn("user", turnId, signal, async (markSent) => {
+      await this.#request("sendText", payload, signal, markSent);
+      return turnId;
     });
-    this.#turnKinds.set(turnId, "user");
-    const previousStatus = this.#status;
-    this.#setStatus("running", this.#sdkContext({ turnId }));
-    this.#request("sendText", payload).catch((error: unknown) => {
-      const turn = this.#activeTurn;
-      // The turn may already be settled by its events or by end(); then this late failure changes nothing.
-      if (turn?.turnId !== turnId) return;
-      this.#activeTurn = undefined;
-      this.#turnKinds.delete(turnId);
-      if (this.#status === "running") this.#setStatus(previousStatus, this.#sdkContext({ turnId }));
-      turn.reject(PedelecError.from(error, "SEND_TEXT_FAILED"));
+  }
+
+  /**
+   * Warms the session up: the Desktop gives the agent its first prompt (the app's guidance and tool index) in a hidden
+   * "prepare" turn, so the first real message is answered sooner. Its chat never reaches `onChatDelta` / `onChat`
+   * (status and activity callbacks see it, with `context.turnKind === "prepare"`). Idempotent: every call returns the
+   * same promise (after a rejection the next call tries again). Resolves at once when there is nothing to prepare
+   * (a turn already ran, or the provider starts afresh each turn).
+   *
+   * Rejects with `SESSION_BUSY` while a turn runs, `SESSION_ENDED` when the session ends, and `PREPARE_FAILED` (the
+   * cause in `details.cause`) when the prepare turn fails. `sendText()` rejects with `SESSION_BUSY` until it is done.
+   *
+   * @example
+   * ```ts
+   * const session = await pedelec.createSession({ skills: { guidance: "You keep a todo list.", tools: [] } });
+   * void session.prepare().catch(() => {}); // the first sendText() simply starts cold if this failed
+   * ```
+   */
+  prepare(): Promise<void> {
+    if (this.#preparing !== undefined) return this.#preparing;
+    const preparing = this.#startPrepare();
+    this.#preparing = preparing;
+    preparing.then(undefined, () => {
+      if (this.#preparing === preparing) this.#preparing = undefined;
     });
-    return completion;
+    return preparing;
   }
 
   /**
@@ -205,13 +273,13 @@ export class PedelecSession<TToolName extends string = string> {
   }
 
   /**
-   * Ends the session. Idempotent. A pending `sendText()` rejects with `SESSION_ENDED` at once, running tool
-   * handlers are aborted, and `onEnded` fires.
+   * Ends the session. Idempotent. A pending `sendText()` or `prepare()` rejects with `SESSION_ENDED` at once, running
+   * tool handlers are aborted, and `onEnded` fires (with `endReason: "requested"`).
    */
   end(): Promise<void> {
     if (this.#endRequest !== undefined) return this.#endRequest;
     if (this.#endedBy === "core") return Promise.resolve();
-    this.#finish("sdk", this.#sdkContext());
+    this.#finish("sdk", this.#sdkContext({ endReason: "requested" }));
     const request = this.#bridge.request("endSession", { sessionId: this.sessionId }).then(
       () => undefined,
       (error: unknown) => {
@@ -302,7 +370,11 @@ export class PedelecSession<TToolName extends string = string> {
     return this.#chatListeners.add(listener);
   }
 
-  /** The session status, called only when it changes. */
+  /**
+   * The session status, called only when it changes. It is Core's status (`context.source === "core"`), from its events
+   * and from the create / resume answer; the SDK reports one itself (`source: "sdk"`) only where Core cannot: `error`
+   * when the link to the extension or the Desktop broke during a turn, and `ended` when the page ended the session.
+   */
   onStatus(listener: (status: SessionStatus, context: PedelecEventContext) => void): () => void {
     return this.#statusListeners.add(listener);
   }
@@ -310,6 +382,10 @@ export class PedelecSession<TToolName extends string = string> {
   /**
    * Registers a tool handler: for one tool name, or (without a name) the generic fallback for tools that
    * have neither a named nor an inline handler. The newest registration wins.
+   *
+   * Each call runs once: the page claims it from the Desktop before the handler runs, so when several tabs follow the
+   * session only one of them runs it (should that tab close unanswered, another one gets the call). `context.signal`
+   * aborts when the call times out or is cancelled, its turn ends, the session ends or the link breaks.
    *
    * @example
    * ```ts
@@ -333,9 +409,10 @@ export class PedelecSession<TToolName extends string = string> {
   }
 
   /**
-   * Errors that belong to no pending call: errors Core reports, a failed turn nobody awaits here, a lost
-   * extension connection (`EXTENSION_DISCONNECTED`), an undeliverable tool result (`SUBMIT_TOOL_RESULT_FAILED`),
-   * an invalid message (`SDK_PROTOCOL_ERROR`).
+   * Errors that belong to no pending call: errors Core reports, a failed turn (also one another tab started, or a
+   * prepare turn), a lost extension connection (`EXTENSION_DISCONNECTED`), a tool call this page could not take or
+   * answer (`SUBMIT_TOOL_RESULT_FAILED`, Core's reason in `details.cause`: e.g. `TOOL_TIMEOUT` for a result that came
+   * too late), an invalid message (`SDK_PROTOCOL_ERROR`).
    */
   onError(listener: (error: PedelecError, context: PedelecEventContext) => void): () => void {
     return this.#errorListeners.add(listener);
@@ -359,14 +436,122 @@ export class PedelecSession<TToolName extends string = string> {
     };
   }
 
-  async #request(type: "sendText" | "cancelTurn" | "submitToolResult", payload: unknown): Promise<unknown> {
+  async #request(
+    type: "sendText" | "cancelTurn" | "claimToolCall" | "submitToolResult" | "prepareSession",
+    payload: unknown,
+    signal?: AbortSignal,
+    onSend?: () => void,
+  ): Promise<unknown> {
     await this.#ensureSubscribed();
+    // Aborted while the port was being re-attached: the request never leaves the page.
+    if (signal?.aborted) throw turnAborted(signal);
+    onSend?.();
     return (await this.#bridge.request(type, payload)).result;
   }
 
-  /** After the port was lost, the next call first subscribes the new port to this session's events. */
+  #startPrepare(): Promise<void> {
+    if (this.#endedBy !== undefined) return Promise.reject(sessionEnded());
+    if (this.#ownTurn !== undefined) return Promise.reject(sessionBusy());
+    const turnId = randomId();
+    let payload: unknown;
+    try {
+      payload = validateRequestPayload("prepareSession", { sessionId: this.sessionId, turnId });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#runTurn("prepare", turnId, undefined, async () => {
+      const result = (await this.#request("prepareSession", payload)) as { turnId: string | null };
+      return result.turnId;
+    });
+  }
+
+  /**
+   * Starts a turn of this handle: its promise settles on the turn's end event, a refused request, the session's end, a
+   * lost link, or (for a user turn) the caller's signal. `start` sends the request (calling `markSent` as it leaves the
+   * page) and resolves with Core's turn id, or null when Core started no turn.
+   */
+  #runTurn(
+    kind: TurnKind,
+    turnId: string,
+    signal: AbortSignal | undefined,
+    start: (markSent: () => void) => Promise<string | null>,
+  ): Promise<void> {
+    let turn!: OwnTurn;
+    const completion = new Promise<void>((resolve, reject) => {
+      turn = {
+        turnId,
+        kind,
+        settled: false,
+        resolve,
+        reject: kind === "prepare" ? (error) => reject(prepareFailure(error)) : reject,
+      };
+    });
+    this.#ownTurn = turn;
+    this.#noteTurn(turnId, kind);
+    let sent = false;
+    const started = start(() => {
+      sent = true;
+    });
+    const onAbort = (): void => {
+      if (turn.settled || signal === undefined) return;
+      turn.settled = true;
+      turn.reject(turnAborted(signal));
+      if (!sent) {
+        // Core never heard of this turn: the session is free again at once.
+        if (this.#ownTurn === turn) this.#ownTurn = undefined;
+        return;
+      }
+      // Cancel only once Core has the turn; a request that fails started nothing.
+      started.then(
+        () => this.#cancelAbandoned(turn),
+        () => undefined,
+      );
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const stopListening = (): void => signal?.removeEventListener("abort", onAbort);
+    completion.then(stopListening, stopListening);
+    started.then(
+      (startedTurnId) => {
+        if (startedTurnId !== null || this.#ownTurn !== turn) return;
+        // Nothing to run (a prepare with nothing to prepare).
+        this.#ownTurn = undefined;
+        this.#turnKinds.delete(turnId);
+        if (!turn.settled) {
+          turn.settled = true;
+          turn.resolve();
+        }
+      },
+      (error: unknown) => {
+        // The turn may already be settled by end() or a lost link; then this late failure changes nothing.
+        if (this.#ownTurn !== turn) return;
+        this.#ownTurn = undefined;
+        this.#turnKinds.delete(turnId);
+        if (turn.settled) return;
+        turn.settled = true;
+        turn.reject(PedelecError.from(error, kind === "prepare" ? "PREPARE_FAILED" : "SEND_TEXT_FAILED"));
+      },
+    );
+    return completion;
+  }
+
+  /** The caller gave up on its turn: Core stops it; the handle stays busy until the turn is really over. */
+  #cancelAbandoned(turn: OwnTurn): void {
+    if (this.#ownTurn !== turn || this.#endedBy !== undefined) return;
+    this.#request("cancelTurn", { sessionId: this.sessionId }).then(
+      () => {
+        // Core answers once the turn is over; its end event normally cleared the turn already.
+        if (this.#ownTurn === turn) this.#ownTurn = undefined;
+      },
+      (error: unknown) => {
+        if (this.#endedBy !== undefined) return;
+        this.#errorListeners.emit(PedelecError.from(error, "SDK_TRANSPORT_ERROR"), this.#sdkContext({ turnId: turn.turnId }));
+      },
+    );
+  }
+
+  /** After the port or the link to Core was lost, the next call first re-attaches, getting missed events replayed. */
   async #ensureSubscribed(): Promise<void> {
-    if (this.#generation !== undefined && this.#generation === this.#bridge.liveGeneration) return;
+    if (!this.#needsReattach && this.#generation !== undefined && this.#generation === this.#bridge.liveGeneration) return;
     this.#resubscribing ??= this.#resubscribe().finally(() => {
       this.#resubscribing = undefined;
     });
@@ -374,44 +559,87 @@ export class PedelecSession<TToolName extends string = string> {
   }
 
   async #resubscribe(): Promise<void> {
+    const held: SessionEventEnvelope[] = [];
+    this.#held = held;
+    try {
+      await this.#reattach();
+    } finally {
+      if (this.#held === held) this.#held = undefined;
+      for (const envelope of held) this.#handleEnvelope(envelope);
+    }
+  }
+
+  async #reattach(): Promise<void> {
     let answer;
     try {
-      answer = await this.#bridge.request("resumeSession", { sessionId: this.sessionId });
+      answer = await this.#bridge.request("resumeSession", { sessionId: this.sessionId, afterSeq: this.#lastSeq });
     } catch (error) {
       const failure = PedelecError.from(error, "SDK_TRANSPORT_ERROR");
       if (failure.code !== "THREAD_NOT_FOUND") throw failure;
       this.#finish("core", this.#sdkContext());
       throw sessionEnded(failure);
     }
+    if (this.#endedBy !== undefined) throw sessionEnded();
     const info = answer.result as SessionInfo;
     this.#generation = answer.generation;
-    // Events missed while disconnected are gone; everything still to come is newer than info.lastSeq.
-    this.#lastSeq = Math.max(this.#lastSeq, info.lastSeq);
+    this.#needsReattach = false;
+    this.#lastSeq = Math.min(this.#lastSeq, info.lastSeq);
+    this.#replayThrough = info.lastSeq;
+    this.#pendingAtAttach = new Set(info.pendingToolCalls.map((call) => call.toolRequestId));
+    if (info.activeTurn !== null) this.#noteTurn(info.activeTurn.turnId, info.activeTurn.turnKind);
     if (info.status === "ended") {
-      this.#finish("core", this.#sdkContext());
+      this.#finish("core", this.#coreContext());
       throw sessionEnded();
     }
-    this.#setStatus(info.status, this.#sdkContext());
+    this.#setStatus(info.status, this.#coreContext());
+    this.#dispatchPending(info.pendingToolCalls);
+  }
+
+  async #claimToolCall(toolRequestId: string): Promise<boolean> {
+    const result = (await this.#request("claimToolCall", { sessionId: this.sessionId, toolRequestId })) as { claimed: boolean };
+    return result.claimed;
   }
 
   async #submitToolResult(toolRequestId: string, outcome: ToolResultOutcome): Promise<void> {
     await this.#request("submitToolResult", { sessionId: this.sessionId, toolRequestId, outcome });
   }
 
+  #dispatchPending(calls: readonly PendingToolCall[]): void {
+    for (const call of calls) {
+      this.#tools.dispatch(call, this.#coreContext({ turnId: call.turnId, toolRequestId: call.toolRequestId }));
+    }
+  }
+
+  #releaseDeferred(pending: readonly PendingToolCall[]): void {
+    const deferred = this.#deferred;
+    this.#deferred = undefined;
+    this.#deferredTimer = undefined;
+    if (deferred === undefined || this.#endedBy !== undefined) return;
+    this.#dispatchPending(pending);
+    for (const envelope of deferred) this.#handleEnvelope(envelope);
+  }
+
   #handleEnvelope(envelope: SessionEventEnvelope): void {
     if (envelope.sessionId !== this.sessionId || this.#endedBy !== undefined) return;
-    // Replays and duplicates (several routes, a resubscribe) carry a seq already seen.
+    const waiting = this.#deferred ?? this.#held;
+    if (waiting !== undefined) {
+      waiting.push(envelope);
+      return;
+    }
+    // Replays and duplicates (several routes, a re-attach) carry a seq already seen.
     if (envelope.seq <= this.#lastSeq) return;
     this.#lastSeq = envelope.seq;
+    const replayed = envelope.seq <= this.#replayThrough;
     const event = envelope.event;
-    const context = (extras: ContextExtras = {}) => this.#coreContext(envelope, extras);
+    const context = (extras: ContextExtras = {}) => this.#coreContext(extras, envelope);
     switch (event.type) {
       case "status-changed":
-        if (event.status === "ended") this.#finish("core", context({ turnId: event.turnId }));
-        else this.#setStatus(event.status, context({ turnId: event.turnId }));
+        // The status in the answer is where the replayed changes lead; replaying them would only flicker.
+        if (replayed) return;
+        this.#setStatus(event.status, context({ turnId: event.turnId }));
         return;
       case "turn-started":
-        this.#turnKinds.set(event.turnId, event.turnKind);
+        this.#noteTurn(event.turnId, event.turnKind);
         return;
       case "chat-delta":
         // A prepare turn's chat output is hidden from the app by design.
@@ -428,50 +656,46 @@ export class PedelecSession<TToolName extends string = string> {
       case "activity-updated":
         this.#activityListeners.emit(event.activity, context({ turnId: event.turnId }));
         return;
-      case "tool-call-requested":
-        this.#setStatus(
-          "waiting_tool_result",
-          this.#sdkContext({ turnId: event.turnId, toolRequestId: event.toolRequestId }),
-        );
-        this.#tools.dispatch(event);
+      case "tool-call-requested": {
+        // A replayed request is history unless the call still waited when Core answered.
+        if (replayed && !this.#pendingAtAttach.has(event.toolRequestId)) return;
+        const { type: _type, ...call } = event;
+        this.#tools.dispatch(call, context({ turnId: event.turnId, toolRequestId: event.toolRequestId }));
         return;
+      }
       case "tool-call-settled":
         this.#tools.settle(event.toolRequestId, event.outcome);
-        if (this.#status === "waiting_tool_result" && this.#tools.activeCount === 0) {
-          this.#setStatus("running", this.#sdkContext({ turnId: event.turnId, toolRequestId: event.toolRequestId }));
-        }
         return;
       case "turn-completed":
-        this.#turnKinds.set(event.turnId, event.turnKind);
+        this.#noteTurn(event.turnId, event.turnKind);
         this.#settleTurn(event.turnId, undefined, context({ turnId: event.turnId }));
         return;
       case "turn-failed":
-        this.#turnKinds.set(event.turnId, event.turnKind);
+        this.#noteTurn(event.turnId, event.turnKind);
         this.#settleTurn(event.turnId, PedelecError.fromWire(event.error), context({ turnId: event.turnId }));
         return;
       case "error-reported":
         this.#errorListeners.emit(PedelecError.fromWire(event.error), context({ turnId: event.turnId }));
         return;
       case "session-ended":
-        this.#finish("core", context());
+        this.#finish("core", context({ endReason: event.reason }));
         return;
     }
   }
 
   #settleTurn(turnId: string, error: PedelecError | undefined, context: PedelecEventContext): void {
     this.#tools.abortTurn(turnId, error ?? new PedelecError("TURN_CANCELLED", "The turn is over"));
-    if (BUSY_STATUSES.has(this.#status)) this.#setStatus(statusAfterTurn(error), this.#sdkContext({ turnId }));
-    this.#turnKinds.delete(turnId);
-    // A failure is an error event for every listener, whether or not a sendText() here awaits it; an intended
-    // stop (cancel, end) is not.
-    if (error !== undefined && !INTENDED_STOPS.has(error.code)) this.#errorListeners.emit(error, context);
-    const turn = this.#activeTurn;
-    if (turn?.turnId === turnId) {
-      this.#activeTurn = undefined;
-      if (error === undefined) turn.resolve();
-      else turn.reject(error);
-      return;
-    }
+    // A failure is an error event for every listener, whether or not a call here awaits it; an intended stop
+    // (cancel, end) is not.
+    const reportedAlready = this.#interruptedTurns.delete(turnId);
+    if (error !== undefined && !INTENDED_STOPS.has(error.code) && !reportedAlready) this.#errorListeners.emit(error, context);
+    const turn = this.#ownTurn;
+    if (turn?.turnId !== turnId) return;
+    this.#ownTurn = undefined;
+    if (turn.settled) return;
+    turn.settled = true;
+    if (error === undefined) turn.resolve();
+    else turn.reject(error);
   }
 
   #handleDisconnect(generation: number, error: PedelecError): void {
@@ -480,17 +704,30 @@ export class PedelecSession<TToolName extends string = string> {
     this.#interrupt(error);
   }
 
-  /** The answer to an active turn can no longer arrive: fail it, stop tool handlers, and say why. */
+  /**
+   * The answer to an active turn can no longer arrive: fail it, stop tool handlers, and say why. Core cannot report a
+   * status over a broken link, so the SDK shows `error` itself; the re-attach brings Core's status back.
+   */
   #interrupt(error: PedelecError): void {
-    const turn = this.#activeTurn;
+    const turn = this.#ownTurn;
     const context = this.#sdkContext({ turnId: turn?.turnId });
-    this.#tools.abortAll(error);
-    if (turn !== undefined) {
-      this.#activeTurn = undefined;
-      this.#turnKinds.delete(turn.turnId);
-      turn.reject(error);
+    // One failed turn is one error event: this one, not also the turn-failed a restarted Core replays for it.
+    for (const turnId of this.#turnKinds.keys()) this.#interruptedTurns.add(turnId);
+    if (turn !== undefined) this.#interruptedTurns.add(turn.turnId);
+    for (const stale of this.#interruptedTurns) {
+      // Turns Core never reports again (the session was lost with it) would otherwise be kept forever.
+      if (this.#interruptedTurns.size <= 64) break;
+      this.#interruptedTurns.delete(stale);
     }
-    if (BUSY_STATUSES.has(this.#status)) this.#setStatus("error", context);
+    this.#tools.abortAll(error, "release");
+    if (turn !== undefined) {
+      this.#ownTurn = undefined;
+      if (!turn.settled) {
+        turn.settled = true;
+        turn.reject(error);
+      }
+    }
+    if (turn !== undefined || BUSY_STATUSES.has(this.#status)) this.#setStatus("error", context);
     this.#errorListeners.emit(error, context);
   }
 
@@ -498,14 +735,19 @@ export class PedelecSession<TToolName extends string = string> {
     if (this.#endedBy !== undefined) return;
     this.#endedBy = endedBy;
     this.#endContext = context;
+    clearTimeout(this.#deferredTimer);
+    this.#deferred = undefined;
     for (const unsubscribe of this.#unsubscribeBridge) unsubscribe();
     const error = sessionEnded();
-    this.#tools.abortAll(error);
+    this.#tools.abortAll(error, "finish");
     this.#runs.failAll(error);
     this.#assets.failAll(error);
-    const turn = this.#activeTurn;
-    this.#activeTurn = undefined;
-    turn?.reject(error);
+    const turn = this.#ownTurn;
+    this.#ownTurn = undefined;
+    if (turn !== undefined && !turn.settled) {
+      turn.settled = true;
+      turn.reject(error);
+    }
     this.#setStatus("ended", context);
     this.#endedListeners.emit(context);
     this.#endedListeners.clear();
@@ -517,11 +759,24 @@ export class PedelecSession<TToolName extends string = string> {
     this.#statusListeners.emit(status, context);
   }
 
-  #coreContext(envelope: SessionEventEnvelope, extras: ContextExtras): PedelecEventContext {
-    return this.#withExtras(
-      { sessionId: this.sessionId, provider: this.provider, source: "core", eventEmittedAt: envelope.emittedAt, seq: envelope.seq },
-      extras,
-    );
+  #noteTurn(turnId: string, kind: TurnKind): void {
+    this.#turnKinds.delete(turnId);
+    this.#turnKinds.set(turnId, kind);
+    if (this.#turnKinds.size <= REMEMBERED_TURNS) return;
+    const oldest = this.#turnKinds.keys().next();
+    if (!oldest.done) this.#turnKinds.delete(oldest.value);
+  }
+
+  /** A context for what Core said: an event (with its seq and time), or a create/resume answer (now, no seq). */
+  #coreContext(extras: ContextExtras = {}, envelope?: SessionEventEnvelope): PedelecEventContext {
+    const base: PedelecEventContext = {
+      sessionId: this.sessionId,
+      provider: this.provider,
+      source: "core",
+      eventEmittedAt: envelope?.emittedAt ?? new Date().toISOString(),
+    };
+    if (envelope !== undefined) base.seq = envelope.seq;
+    return this.#withExtras(base, extras);
   }
 
   #sdkContext(extras: ContextExtras = {}): PedelecEventContext {
@@ -540,10 +795,25 @@ export class PedelecSession<TToolName extends string = string> {
     }
     if (extras.toolRequestId !== undefined) context.toolRequestId = extras.toolRequestId;
     if (extras.messageId !== undefined) context.messageId = extras.messageId;
+    if (extras.endReason !== undefined) context.endReason = extras.endReason;
     return context;
   }
 }
 
 function sessionEnded(cause?: PedelecError): PedelecError {
   return new PedelecError("SESSION_ENDED", "The session has ended", cause === undefined ? undefined : { cause: cause.toWire() });
+}
+
+function sessionBusy(): PedelecError {
+  return new PedelecError("SESSION_BUSY", "The session already has an active turn");
+}
+
+function turnAborted(signal: AbortSignal): PedelecError {
+  return abortError(signal, () => new PedelecError("TURN_CANCELLED", "The turn was cancelled"));
+}
+
+/** A prepare() that did not get its turn done: busy and ended keep their codes, anything else is PREPARE_FAILED. */
+function prepareFailure(error: PedelecError): PedelecError {
+  if (error.code === "SESSION_BUSY" || error.code === "SESSION_ENDED" || error.code === "PREPARE_FAILED") return error;
+  return new PedelecError("PREPARE_FAILED", `The session could not be prepared: ${error.message}`, { cause: error.toWire() });
 }

@@ -2,15 +2,21 @@ import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import type { PageRequestPayload, PageRequestResult, PageRequestType } from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionInfo } from "@pedelec/protocol/requests";
-import { Bridge } from "./bridge.js";
+import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { abortError, checkSignal, untilAborted } from "./abort.js";
+import { Bridge, type BridgeAnswer } from "./bridge.js";
 import { prepareCreateSession } from "./create-session-input.js";
 import { PedelecSession } from "./pedelec-session.js";
+import { ToolCallLedger } from "./tool-call-ledger.js";
 import type {
   ApprovalStatus,
   CreateSessionOptions,
+  CreateSessionRequestOptions,
+  PedelecAvailability,
   PedelecOptions,
   PedelecSettings,
   ProviderAvailability,
+  ResumeSessionOptions,
   ToolDefinition,
   ToolNameOf,
 } from "./types.js";
@@ -37,6 +43,8 @@ const MAX_BRIDGE_TIMEOUT_MS = 2_147_483_647;
  */
 export class Pedelec {
   readonly #bridge: Bridge;
+  /** This page's tool calls: one port is one claimant for Core, whatever the number of handles. */
+  readonly #toolCalls = new ToolCallLedger();
 
   constructor(options: PedelecOptions = {}) {
     const extensionId =
@@ -46,7 +54,8 @@ export class Pedelec {
 
   /**
    * Creates an agent session. The first call from an origin waits while the extension asks the user for
-   * approval. Tool handlers stay in the page; only names, descriptions and schemas are sent.
+   * approval. Tool handlers stay in the page; only names, descriptions and schemas are sent. `options.signal` gives
+   * up waiting (see `CreateSessionRequestOptions`).
    *
    * @example
    * ```ts
@@ -61,36 +70,72 @@ export class Pedelec {
    */
   async createSession<const TTools extends readonly ToolDefinition[] = readonly []>(
     input?: CreateSessionOptions<TTools>,
+    options?: CreateSessionRequestOptions,
   ): Promise<PedelecSession<ToolNameOf<TTools>>> {
     const prepared = prepareCreateSession(input);
-    const answer = await this.#bridge.request("createSession", prepared.payload);
+    const signal = checkSignal(options?.signal, "createSession");
+    const aborted = (): PedelecError => requestAborted(signal!, "createSession");
+    if (signal?.aborted) throw aborted();
+    const answer = await untilAborted(this.#bridge.request("createSession", prepared.payload), signal, aborted, (late) =>
+      this.#endAbandoned(late),
+    );
     return new PedelecSession<ToolNameOf<TTools>>({
       info: answer.result as SessionInfo,
       generation: answer.generation,
       bridge: this.#bridge,
       inlineHandlers: prepared.inlineHandlers,
+      toolCalls: this.#toolCalls,
     });
   }
 
   /**
-   * Reattaches to a session this origin created earlier (e.g. after a reload with `autoEndOnDisconnect: false`).
-   * Events already seen are not replayed. Inline handlers are not known here: register them with `onTool(name, …)`.
+   * Reattaches to a session this origin created earlier (e.g. after a reload with `autoEndOnDisconnect: false`, or
+   * from a second tab). With `options.afterSeq` (the newest `context.seq` the page handled) the events it missed are
+   * replayed once, in order; without it only new events arrive. Either way tool calls still waiting for a page are run
+   * here unless another tab already took them, and a turn running now is followed to its end (reported through the
+   * callbacks; no `sendText()` promise belongs to it). Inline handlers are not known here: register them with
+   * `onTool(name, …)` right after the await, before anything is dispatched.
+   *
+   * Rejects with `INVALID_INPUT` (an empty id, a bad `afterSeq`), `THREAD_NOT_FOUND`, `THREAD_ACCESS_DENIED` (another
+   * origin's session), or the abort error of `options.signal`.
    *
    * @example
    * ```ts
-   * const session = await pedelec.resumeSession<"add_todo">(savedSessionId);
+   * const session = await pedelec.resumeSession<"add_todo">(savedSessionId, { afterSeq: savedLastSeq });
+   * session.onTool("add_todo", (args) => ({ added: args }));
    * ```
    */
-  async resumeSession<TToolName extends string = string>(sessionId: string): Promise<PedelecSession<TToolName>> {
+  async resumeSession<TToolName extends string = string>(
+    sessionId: string,
+    options?: ResumeSessionOptions,
+  ): Promise<PedelecSession<TToolName>> {
     if (typeof sessionId !== "string" || sessionId.length === 0) {
       throw new PedelecError("INVALID_INPUT", "resumeSession needs a session id");
     }
-    const answer = await this.#bridge.request("resumeSession", { sessionId });
+    const signal = checkSignal(options?.signal, "resumeSession");
+    const afterSeq = options?.afterSeq;
+    const aborted = (): PedelecError => requestAborted(signal!, "resumeSession");
+    if (signal?.aborted) throw aborted();
+    const payload = afterSeq === undefined ? { sessionId } : { sessionId, afterSeq };
+    // Whatever arrives for the session before the handle exists is handed to it, not lost.
+    const backlog: SessionEventEnvelope[] = [];
+    const stopCollecting = this.#bridge.onEvent((envelope) => {
+      if (envelope.sessionId === sessionId) backlog.push(envelope);
+    });
+    let answer: BridgeAnswer;
+    try {
+      answer = await untilAborted(this.#bridge.request("resumeSession", payload), signal, aborted);
+    } finally {
+      stopCollecting();
+    }
     return new PedelecSession<TToolName>({
       info: answer.result as SessionInfo,
       generation: answer.generation,
       bridge: this.#bridge,
       inlineHandlers: new Map(),
+      toolCalls: this.#toolCalls,
+      backlog,
+      ...(afterSeq === undefined ? {} : { afterSeq }),
     });
   }
 
@@ -108,6 +153,59 @@ export class Pedelec {
       }
       throw error;
     }
+  }
+
+  /**
+   * Whether a session could be created now, part by part: the extension, this origin's approval, and the desktop
+   * runtime (asked with one cheap request when the origin is approved, which starts the desktop runtime if it is not
+   * running). Never opens the approval popup and never creates a session; never rejects (what went wrong is in
+   * `error`).
+   *
+   * @example
+   * ```ts
+   * const { available, extension, approval, desktop, error } = await pedelec.checkAvailability();
+   * if (available) connectButton.hidden = false;
+   * else if (!extension.available) showInstallHint();
+   * else if (!approval.approved) connectButton.hidden = false; // createSession() asks the user
+   * else showDesktopHint(desktop.launchAttempted ? "Pedelec Desktop did not start" : error?.message);
+   * ```
+   */
+  async checkAvailability(): Promise<PedelecAvailability> {
+    let status: ApprovalStatus;
+    try {
+      status = await this.getApprovalStatus();
+    } catch (error) {
+      return unavailable({ extension: false, approved: false, origin: pageOrigin(), desktop: false }, error);
+    }
+    const { origin, approved } = status;
+    if (!status.installed) {
+      return unavailable(
+        { extension: false, approved: false, origin, desktop: false },
+        new PedelecError("EXTENSION_UNAVAILABLE", "The Pedelec extension is not reachable from this page"),
+      );
+    }
+    if (!approved) {
+      return unavailable(
+        { extension: true, approved: false, origin, desktop: status.appConnected },
+        new PedelecError("CREATE_SESSION_NOT_APPROVED", `${origin} is not approved yet; createSession() asks the user`),
+      );
+    }
+    let failure: PedelecError | undefined;
+    try {
+      await this.#bridge.request("getSettings", {});
+    } catch (error) {
+      failure = PedelecError.from(error, "CORE_RUNTIME_UNAVAILABLE");
+    }
+    const launchAttempted = launchAttemptedFrom(status, failure);
+    if (failure !== undefined) {
+      return unavailable({ extension: true, approved: true, origin, desktop: false, launchAttempted }, failure);
+    }
+    return {
+      available: true,
+      extension: { available: true },
+      approval: { approved: true, origin },
+      desktop: { available: true, launchAttempted },
+    };
   }
 
   /**
@@ -149,6 +247,48 @@ export class Pedelec {
   async request(type: string, payload: unknown = {}): Promise<unknown> {
     return (await this.#bridge.request(type, payload)).result;
   }
+
+  /** A session Core created for a createSession() whose caller gave up: nobody will ever hold it, so it ends now. */
+  #endAbandoned(answer: BridgeAnswer): void {
+    const { sessionId } = answer.result as SessionInfo;
+    this.#bridge.request("endSession", { sessionId }).catch(() => {
+      // Best effort: with autoEndOnDisconnect the extension ends it anyway when this page goes.
+    });
+  }
+}
+
+interface AvailabilityParts {
+  extension: boolean;
+  approved: boolean;
+  origin: string;
+  desktop: boolean;
+  launchAttempted?: boolean;
+}
+
+function unavailable(parts: AvailabilityParts, error: unknown): PedelecAvailability {
+  return {
+    available: false,
+    extension: { available: parts.extension },
+    approval: { approved: parts.approved, origin: parts.origin },
+    desktop: { available: parts.desktop, launchAttempted: parts.launchAttempted ?? false },
+    error: PedelecError.from(error, "SDK_TRANSPORT_ERROR"),
+  };
+}
+
+/**
+ * Whether answering needed the desktop runtime started. The extension's own word wins when it gives it
+ * (`desktopLaunchAttempted`); otherwise: the extension had no live connection to the desktop runtime after probing
+ * for it, so the request made the native host start it, unless the native host itself was missing.
+ */
+function launchAttemptedFrom(status: ApprovalStatus, failure: PedelecError | undefined): boolean {
+  const reported = (status as { desktopLaunchAttempted?: unknown }).desktopLaunchAttempted;
+  if (typeof reported === "boolean") return reported;
+  return !status.appConnected && failure?.code !== "NATIVE_HOST_UNAVAILABLE";
+}
+
+/** Gives up on a request: the abort reason when the app gave a PedelecError, else SDK_TRANSPORT_ERROR. */
+function requestAborted(signal: AbortSignal, type: string): PedelecError {
+  return abortError(signal, () => new PedelecError("SDK_TRANSPORT_ERROR", `${type} was aborted`, { aborted: true }));
 }
 
 function normalizeTimeout(value: number | undefined): number {

@@ -71,10 +71,11 @@ describe("tool calls", () => {
     expect(outcome).toMatchObject({ ok: false, error: { code: "TOOL_HANDLER_NOT_FOUND" } });
   });
 
-  it("gives the handler its args and context, and marks the session waiting for the result", async () => {
+  it("claims the call, then gives the handler its args and a context naming the call, its turn and its event", async () => {
     const { extension, session } = await openSession();
     const statuses: string[] = [];
-    session.onStatus((status, context) => statuses.push(`${status}:${context.toolRequestId ?? "-"}`));
+    session.onStatus((status) => statuses.push(status));
+    extension.emit(SESSION_ID, { type: "turn-started", turnId: "turn-1", turnKind: "user" });
     let received: { args: unknown; context: ToolHandlerContext<"add_todo"> } | undefined;
     session.onTool("add_todo", (args, context) => {
       received = { args, context };
@@ -82,12 +83,27 @@ describe("tool calls", () => {
     });
     const toolRequestId = requestTool(extension, "add_todo", { title: "milk" });
     expect((await submitted(extension)).outcome).toEqual({ ok: true, result: { added: true } });
+    const claim = await extension.waitForRequest("claimToolCall");
+    expect(claim.payload).toEqual({ sessionId: SESSION_ID, toolRequestId });
+    // The claim went out before the result.
+    expect(extension.requests.indexOf(claim)).toBeLessThan(extension.requests.findIndex((request) => request.type === "submitToolResult"));
     expect(received?.args).toEqual({ title: "milk" });
-    expect(received?.context).toMatchObject({ toolName: "add_todo", toolRequestId, turnId: "turn-1", sessionId: SESSION_ID });
+    expect(received?.context).toMatchObject({
+      toolName: "add_todo",
+      toolRequestId,
+      turnId: "turn-1",
+      turnKind: "user",
+      sessionId: SESSION_ID,
+      provider: "claude",
+      source: "core",
+      seq: 2,
+    });
+    expect(typeof received?.context.eventEmittedAt).toBe("string");
     expect(received?.context.signal.aborted).toBe(false);
-    expect(statuses).toEqual([`waiting_tool_result:${toolRequestId}`]);
-    extension.emit(SESSION_ID, { type: "tool-call-settled", turnId: "turn-1", toolRequestId, outcome: "answered" });
-    await vi.waitFor(() => expect(statuses).toEqual([`waiting_tool_result:${toolRequestId}`, `running:${toolRequestId}`]));
+    // Waiting for the page is Core's status to report, not the SDK's to guess.
+    expect(statuses).toEqual([]);
+    extension.emit(SESSION_ID, { type: "status-changed", status: "waiting_tool_result", turnId: "turn-1" });
+    await vi.waitFor(() => expect(statuses).toEqual(["waiting_tool_result"]));
   });
 
   it("turns a throwing handler into a TOOL_HANDLER_ERROR result", async () => {

@@ -1,27 +1,35 @@
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ToolResultOutcome } from "@pedelec/protocol/requests";
-import type { SessionEventOf } from "@pedelec/protocol/session-events";
+import type { PendingToolCall, SessionEventOf } from "@pedelec/protocol/session-events";
 import { toJsonResult } from "./json-result.js";
-import type { ToolHandler } from "./types.js";
+import type { ToolCallLedger } from "./tool-call-ledger.js";
+import type { PedelecEventContext, ToolHandler, ToolHandlerContext } from "./types.js";
 
-export type ToolCallRequest = SessionEventOf<"tool-call-requested">;
+export type ToolCallRequest = PendingToolCall;
 export type ToolCallSettledOutcome = SessionEventOf<"tool-call-settled">["outcome"];
 
 export interface ToolDispatchOptions {
   readonly sessionId: string;
   /** Handlers that came with the tool definitions (`defineTool({ handler })`). */
   readonly inlineHandlers: ReadonlyMap<string, ToolHandler>;
-  /** Delivers an outcome to Core; rejects when the delivery failed. */
+  /** The calls this page took, shared by the page's handles. */
+  readonly ledger: ToolCallLedger;
+  /** Asks Core for the call; true when this page now holds it, false when another page does. */
+  claim(toolRequestId: string): Promise<boolean>;
+  /** Delivers an outcome to Core; rejects when the delivery failed or Core refused it. */
   submit(toolRequestId: string, outcome: ToolResultOutcome): Promise<unknown>;
-  /** Called with a SUBMIT_TOOL_RESULT_FAILED error when a delivery failed. */
-  reportSubmitFailure(error: PedelecError, call: ToolCallRequest): void;
+  /** Called with a SUBMIT_TOOL_RESULT_FAILED error when a call could not be taken or its result not delivered. */
+  reportFailure(error: PedelecError, call: ToolCallRequest): void;
 }
+
+/** What happens to the page's hold on a call when its run is stopped from outside. */
+export type AbortFate = "finish" | "release";
 
 interface ActiveCall {
   readonly controller: AbortController;
   readonly turnId: string;
-  /** Set once this page's outcome is on its way to Core. */
+  /** Set once this page's outcome is on its way to Core: a refusal after that is reported, whatever aborted since. */
   submitting: boolean;
 }
 
@@ -35,15 +43,20 @@ const SETTLED_ABORT_CODES: Record<Exclude<ToolCallSettledOutcome, "answered">, E
   abandoned: "TURN_CANCELLED",
 };
 
+/** Core's answers to a claim for a call that no longer waits: nothing to run, nothing to report. */
+const STALE_CLAIM_CODES: ReadonlySet<string> = new Set(["TOOL_CALL_NOT_PENDING", "TOOL_TIMEOUT", "TOOL_CALL_CLAIMED"]);
+
 /**
- * Runs the page's tool handlers for one session: picks the handler (named → inline → generic fallback),
- * turns whatever happens into an outcome Core can hand to the agent, and aborts calls nobody waits for anymore.
+ * Runs the page's tool handlers for one session, exactly once per call: claims the call from Core first (of several
+ * tabs following the session only the one holding the claim runs it), picks the handler (named → inline → generic
+ * fallback), turns whatever happens into an outcome Core can hand to the agent, and aborts calls nobody waits for.
  */
 export class ToolDispatcher {
   readonly #options: ToolDispatchOptions;
   readonly #named = new Map<string, Registration[]>();
   readonly #fallbacks: Registration[] = [];
   readonly #active = new Map<string, ActiveCall>();
+  #closed = false;
 
   constructor(options: ToolDispatchOptions) {
     this.#options = options;
@@ -60,42 +73,54 @@ export class ToolDispatcher {
     };
   }
 
-  get activeCount(): number {
-    return this.#active.size;
-  }
-
-  dispatch(call: ToolCallRequest): void {
-    // A replayed request for a call already running must not run the handler twice.
-    if (this.#active.has(call.toolRequestId)) return;
+  /**
+   * A call Core requested (an event, or one still pending at resume). Runs nothing when this page already runs or ran
+   * it; a call requested again after this page lost the claim is tried again.
+   */
+  dispatch(call: ToolCallRequest, context: PedelecEventContext): void {
+    if (this.#closed || !this.#options.ledger.take(this.#options.sessionId, call.toolRequestId)) return;
     const active: ActiveCall = { controller: new AbortController(), turnId: call.turnId, submitting: false };
     this.#active.set(call.toolRequestId, active);
-    void this.#run(call, active);
+    void this.#run(call, active, context);
   }
 
   /** Core settled the call; unless the page's answer was taken, the handler's work is no longer wanted. */
   settle(toolRequestId: string, outcome: ToolCallSettledOutcome): void {
     const active = this.#active.get(toolRequestId);
     if (active === undefined) return;
-    this.#active.delete(toolRequestId);
+    this.#stop(toolRequestId, active, "finish");
     if (outcome === "answered") {
-      // Answered before this page submitted: another page of the same session took the call.
-      if (!active.submitting) active.controller.abort(new DOMException("Another page answered the tool call", "AbortError"));
+      if (!active.submitting) active.controller.abort(new DOMException("The tool call was answered", "AbortError"));
       return;
     }
     active.controller.abort(new PedelecError(SETTLED_ABORT_CODES[outcome], `The tool call was settled as ${outcome}`));
   }
 
   abortTurn(turnId: string, reason: PedelecError): void {
-    for (const [toolRequestId, active] of this.#active) {
+    for (const [toolRequestId, active] of [...this.#active]) {
       if (active.turnId !== turnId) continue;
-      this.#active.delete(toolRequestId);
+      this.#stop(toolRequestId, active, "finish");
       active.controller.abort(reason);
     }
   }
 
-  abortAll(reason: PedelecError): void {
-    for (const active of this.#active.values()) active.controller.abort(reason);
-    this.#active.clear();
+  /**
+   * Stops every call. `"release"` when the link broke (Core requests the calls again once the extension dropped this
+   * page's claims, and this page may take them then), `"finish"` when the session is over.
+   */
+  abortAll(reason: PedelecError, fate: AbortFate): void {
+    if (fate === "finish") this.#closed = true;
+    for (const [toolRequestId, active] of [...this.#active]) {
+      this.#stop(toolRequestId, active, fate);
+      active.controller.abort(reason);
+    }
+  }
+
+  #stop(toolRequestId: string, active: ActiveCall, fate: AbortFate): void {
+    if (this.#active.get(toolRequestId) !== active) return;
+    this.#active.delete(toolRequestId);
+    if (fate === "finish") this.#options.ledger.finish(this.#options.sessionId, toolRequestId);
+    else this.#options.ledger.release(this.#options.sessionId, toolRequestId);
   }
 
   #namedList(name: string): Registration[] {
@@ -115,17 +140,19 @@ export class ToolDispatcher {
     );
   }
 
-  async #run(call: ToolCallRequest, active: ActiveCall): Promise<void> {
+  async #run(call: ToolCallRequest, active: ActiveCall, context: PedelecEventContext): Promise<void> {
     const signal = active.controller.signal;
-    const outcome = await this.#answer(call, signal);
+    if (!(await this.#claim(call, active))) return;
+    const outcome = await this.#answer(call, signal, context);
     if (signal.aborted) return;
     active.submitting = true;
     try {
       await this.#options.submit(call.toolRequestId, outcome);
     } catch (error) {
-      if (signal.aborted) return;
+      // Once the session is over nobody listens; any other failure, late refusals included, is the app's to know.
+      if (this.#closed) return;
       const cause = PedelecError.from(error, "SUBMIT_TOOL_RESULT_FAILED");
-      this.#options.reportSubmitFailure(
+      this.#options.reportFailure(
         new PedelecError("SUBMIT_TOOL_RESULT_FAILED", `The result of tool "${call.toolName}" could not be delivered`, {
           toolRequestId: call.toolRequestId,
           cause: cause.toWire(),
@@ -133,24 +160,61 @@ export class ToolDispatcher {
         call,
       );
     } finally {
-      if (this.#active.get(call.toolRequestId) === active) this.#active.delete(call.toolRequestId);
+      // A refused or undelivered result is not retried by running the handler again.
+      this.#stop(call.toolRequestId, active, "finish");
     }
   }
 
-  async #answer(call: ToolCallRequest, signal: AbortSignal): Promise<ToolResultOutcome> {
+  /** True when this page holds the call and should run it. */
+  async #claim(call: ToolCallRequest, active: ActiveCall): Promise<boolean> {
+    const signal = active.controller.signal;
+    let claimed: boolean;
+    try {
+      claimed = await this.#options.claim(call.toolRequestId);
+    } catch (error) {
+      // Whoever aborted the call (a settle, the turn's end, a lost link) already decided what becomes of it.
+      if (signal.aborted) return false;
+      const failure = PedelecError.from(error, "SDK_TRANSPORT_ERROR");
+      if (STALE_CLAIM_CODES.has(failure.code)) {
+        this.#stop(call.toolRequestId, active, "finish");
+        return false;
+      }
+      this.#stop(call.toolRequestId, active, "release");
+      this.#options.reportFailure(
+        new PedelecError("SUBMIT_TOOL_RESULT_FAILED", `The call of tool "${call.toolName}" could not be taken`, {
+          toolRequestId: call.toolRequestId,
+          cause: failure.toWire(),
+        }),
+        call,
+      );
+      return false;
+    }
+    if (signal.aborted) return false;
+    if (!claimed) {
+      // Another page runs it. Should that page go away unanswered, Core requests the call again and this page tries anew.
+      this.#stop(call.toolRequestId, active, "release");
+      return false;
+    }
+    return true;
+  }
+
+  async #answer(call: ToolCallRequest, signal: AbortSignal, context: PedelecEventContext): Promise<ToolResultOutcome> {
     const handler = this.#selectHandler(call.toolName);
     if (handler === undefined) {
       return failure("TOOL_HANDLER_NOT_FOUND", `The page has no handler for tool "${call.toolName}"`);
     }
+    const { messageId: _messageId, ...eventContext } = context;
+    const handlerContext: ToolHandlerContext = {
+      ...eventContext,
+      sessionId: this.#options.sessionId,
+      toolName: call.toolName,
+      toolRequestId: call.toolRequestId,
+      turnId: call.turnId,
+      signal,
+    };
     let value: unknown;
     try {
-      value = await handler(call.args, {
-        toolName: call.toolName,
-        toolRequestId: call.toolRequestId,
-        turnId: call.turnId,
-        sessionId: this.#options.sessionId,
-        signal,
-      });
+      value = await handler(call.args, handlerContext);
     } catch (error) {
       return failure("TOOL_HANDLER_ERROR", `Tool "${call.toolName}" failed: ${describeThrown(error)}`);
     }

@@ -6,9 +6,26 @@ import type {
   SessionStatus as ProtocolSessionStatus,
   TurnKind as ProtocolTurnKind,
 } from "@pedelec/protocol/domain";
-import type { RunTermination as ProtocolRunTermination } from "@pedelec/protocol/script-run";
-import type { Activity as ProtocolActivity } from "@pedelec/protocol/session-events";
-import type { ArgsSchemaNode as ProtocolArgsSchemaNode, ObjectSchemaNode } from "@pedelec/protocol/tool-schema";
+import type { AssetEntry as ProtocolAssetEntry } from "@pedelec/protocol/assets";
+import type { PageRequestResult } from "@pedelec/protocol/page-wire";
+import type { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { CreateSessionInput, ProviderStatus, PublicSettings } from "@pedelec/protocol/requests";
+import type {
+  RunTermination as ProtocolRunTermination,
+  ScriptRunResult,
+  ScriptRunSpec,
+} from "@pedelec/protocol/script-run";
+import type {
+  Activity as ProtocolActivity,
+  SessionEndReason as ProtocolSessionEndReason,
+  SessionEventEnvelope,
+  SessionEventOf,
+} from "@pedelec/protocol/session-events";
+import type {
+  ArgsSchemaNode as ProtocolArgsSchemaNode,
+  ObjectSchemaNode,
+  ToolManifestEntry,
+} from "@pedelec/protocol/tool-schema";
 
 /**
  * The agent backends a session can use.
@@ -59,6 +76,18 @@ export type AccessMode = ProtocolAccessMode;
  * ```
  */
 export type TurnKind = ProtocolTurnKind;
+
+/**
+ * Why a session ended: `"requested"` (a page called `end()`), `"disconnected"` (its last page went away with
+ * `autoEndOnDisconnect`), `"expired"` (unused longer than the Desktop keeps sessions) or `"full-access-revoked"` (the
+ * user revoked the Full Access it ran with).
+ *
+ * @example
+ * ```ts
+ * session.onEnded((context) => { if (context.endReason === "expired") showNotice("The session expired."); });
+ * ```
+ */
+export type SessionEndReason = ProtocolSessionEndReason;
 
 /**
  * Normalized provider activity: `{ id, kind, status, title, detail? }`, e.g. a command that started or a file
@@ -142,13 +171,14 @@ export type ToolArgsSchema = ReadonlySchema<ObjectSchemaNode>;
  * });
  * ```
  */
-export interface ToolHandlerContext<TToolName extends string = string> {
+export interface ToolHandlerContext<TToolName extends string = string>
+  extends Omit<PedelecEventContext, "turnId" | "toolRequestId" | "messageId"> {
   /** The name of the tool the agent called. */
   readonly toolName: TToolName;
   /** Core's id of this call; unique within the session. */
-  readonly toolRequestId: string;
+  readonly toolRequestId: SessionEventOf<"tool-call-requested">["toolRequestId"];
   /** The turn during which the agent made the call (SDK-local, opaque). */
-  readonly turnId: string;
+  readonly turnId: SessionEventOf<"tool-call-requested">["turnId"];
   /** The session the call belongs to. */
   readonly sessionId: string;
   /**
@@ -191,11 +221,11 @@ export interface ToolDefinition<TToolName extends string = string> {
   /** Starts with a letter; letters, digits, `_`, `.`, `-`; unique within a session. */
   readonly name: TToolName;
   /** What the tool does, in words the agent reads in its tool index. */
-  readonly description: string;
+  readonly description: ToolManifestEntry["description"];
   /** The schema Core checks the agent's arguments against before the page sees them. */
   readonly argsSchema: ToolArgsSchema;
   /** How long Core waits for the page's answer before the call fails with `TOOL_TIMEOUT` (default 60000). */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: ToolManifestEntry["timeoutMs"];
   /**
    * The inline handler, used when no named handler was registered with `session.onTool(name, …)`.
    * (Declared as a method so a tool with a literal name stays assignable to `ToolDefinition<string>`.)
@@ -225,11 +255,11 @@ export interface CreateSessionCommonOptions<TTools extends readonly ToolDefiniti
   /** Guidance and frontend tools for the agent. */
   skills?: SessionSkills<TTools>;
   /** An absolute folder to work in; without it the Desktop creates and owns a temporary workspace. */
-  workspace?: { path: string };
+  workspace?: NonNullable<CreateSessionInput["workspace"]>;
   /** `"sandbox"` (default) or `"full"`; full access also needs the user's grant in the extension. */
   access?: AccessMode;
   /** End the session when the last page connected to it goes away (default true). */
-  autoEndOnDisconnect?: boolean;
+  autoEndOnDisconnect?: CreateSessionInput["autoEndOnDisconnect"];
 }
 
 /**
@@ -246,7 +276,7 @@ export type CreateSessionOptions<TTools extends readonly ToolDefinition[] = read
       /** The agent backend; without it the Desktop's default provider is used. */
       provider: ProviderCode;
       /** A model name understood by the provider (default: the Desktop's default model for it). */
-      model?: string;
+      model?: CreateSessionInput["model"];
     })
   | (CreateSessionCommonOptions<TTools> & {
       /** Omitted: the Desktop's default provider. */
@@ -272,13 +302,13 @@ export type RunTermination = ProtocolRunTermination;
 /** The fields of `workspace.run()` options that do not depend on where the code comes from. */
 export interface PedelecRunCommonOptions {
   /** Arguments the script reads from `Deno.args`. They never change the run's permissions. */
-  args?: readonly string[];
+  args?: Readonly<NonNullable<ScriptRunSpec["args"]>>;
   /**
    * How long the script may run, in milliseconds (default 60000, at most 600000). When it is over, the run's
    * whole process tree is killed and the result has `timedOut: true`. The SDK waits this long plus the bridge
    * timeout for the answer.
    */
-  timeoutMs?: number;
+  timeoutMs?: ScriptRunSpec["timeoutMs"];
   /**
    * `"sandbox"` (the default): read and write inside the workspace only; no network, environment, subprocesses,
    * FFI, sys, remote or npm imports. `"full"`: runs as the user with no such limits; refused with
@@ -286,7 +316,7 @@ export interface PedelecRunCommonOptions {
    */
   access?: AccessMode;
   /** A workspace-relative import map, checked before the run (`DENO_IMPORT_MAP_INVALID`). */
-  importMap?: string;
+  importMap?: ScriptRunSpec["importMap"];
   /**
    * Aborting it stops the run: the SDK asks the Desktop to kill the run's process tree and the promise rejects
    * with `DENO_CANCELLED` at once. An already-aborted signal rejects without starting anything.
@@ -329,42 +359,42 @@ export type PedelecRunOptions =
  * else if (result.exitCode !== 0) showError(result.stderr);
  * ```
  */
-export interface PedelecRunResult {
+export interface PedelecRunResult extends ScriptRunResult {
   /** The script's exit code; null when it did not exit by itself (killed by a signal, a timeout or a cancel). */
-  exitCode: number | null;
+  exitCode: ScriptRunResult["exitCode"];
   /** The name of the signal that ended the process (e.g. `"SIGKILL"`), or null when it exited by itself. */
-  signal: string | null;
+  signal: ScriptRunResult["signal"];
   /** What the script wrote to stdout, decoded as UTF-8, up to the output cap (1 MiB). */
-  stdout: string;
+  stdout: ScriptRunResult["stdout"];
   /** What the script wrote to stderr, decoded as UTF-8, up to the output cap (1 MiB). */
-  stderr: string;
+  stderr: ScriptRunResult["stderr"];
   /** True when stdout went over the cap; the rest of it was dropped. */
-  stdoutTruncated: boolean;
+  stdoutTruncated: ScriptRunResult["stdoutTruncated"];
   /** True when stderr went over the cap; the rest of it was dropped. */
-  stderrTruncated: boolean;
+  stderrTruncated: ScriptRunResult["stderrTruncated"];
   /** True when the run hit its `timeoutMs` and was killed. */
-  timedOut: boolean;
+  timedOut: ScriptRunResult["timedOut"];
   /** Wall-clock milliseconds from the start of the script to the end of the run. */
-  durationMs: number;
+  durationMs: ScriptRunResult["durationMs"];
   /**
    * How the run ended: `"exited"` or `"timeout"`. (A cancelled run and one stopped at the memory limit reject with
    * `DENO_CANCELLED` and `DENO_MEMORY_LIMIT` instead; the other two values appear where runs are reported elsewhere.)
    */
-  termination: RunTermination;
+  termination: ScriptRunResult["termination"];
   /** The access the run actually had: `"sandbox"` or `"full"`. */
-  access: AccessMode;
+  access: ScriptRunResult["access"];
   /**
    * The boundaries that held the run, e.g. `["deno-permissions", "bubblewrap"]` in the sandbox; empty with Full
    * Access.
    */
-  walls: string[];
+  walls: ScriptRunResult["walls"];
   /**
    * Set when some process the run started could not be cleaned up (best effort: a process that deliberately
    * escaped its process group may survive). Describes what was left.
    */
-  processTreeCleanupError?: string;
+  processTreeCleanupError?: ScriptRunResult["processTreeCleanupError"];
   /** Set when collecting the script's output failed; stdout and stderr may then be incomplete. */
-  captureError?: string;
+  captureError?: ScriptRunResult["captureError"];
 }
 
 /**
@@ -419,7 +449,7 @@ export interface PedelecEventContext {
   /** `"core"` for events the Desktop runtime emitted, `"sdk"` for ones this page's SDK produced itself. */
   source: "core" | "sdk";
   /** ISO 8601 time the event was emitted (by Core, or by the SDK for `source: "sdk"`). */
-  eventEmittedAt: string;
+  eventEmittedAt: SessionEventEnvelope["emittedAt"];
   /** The turn the event belongs to, when there is one (SDK-local, opaque: do not parse it). */
   turnId?: string;
   /** Whether that turn was a user message or a prepare turn. */
@@ -428,8 +458,13 @@ export interface PedelecEventContext {
   toolRequestId?: string;
   /** The assistant message a chat delta or chat message belongs to. */
   messageId?: string;
-  /** Core's per-session sequence number of the event (absent for `source: "sdk"`). */
-  seq?: number;
+  /**
+   * Core's per-session sequence number of the event (absent for `source: "sdk"`, and for what the SDK learned from a
+   * create or resume answer). Keep the newest one to resume after a reload with `{ afterSeq }`.
+   */
+  seq?: SessionEventEnvelope["seq"];
+  /** Why the session ended, on the `onEnded` context (absent when the SDK could not learn it, e.g. it was already over). */
+  endReason?: SessionEndReason;
 }
 
 /**
@@ -440,11 +475,11 @@ export interface PedelecEventContext {
  * session.onChat((message) => render(message.messageId, message.text));
  * ```
  */
-export interface ChatMessage {
+export interface ChatMessage extends Pick<SessionEventOf<"chat-completed">, "messageId" | "text"> {
   /** Identifies the message; the chat deltas that built it carry the same id in their context. */
-  messageId: string;
+  messageId: SessionEventOf<"chat-completed">["messageId"];
   /** The full text of the message. */
-  text: string;
+  text: SessionEventOf<"chat-completed">["text"];
 }
 
 /**
@@ -456,15 +491,15 @@ export interface ChatMessage {
  * if (!status.installed) showInstallHint();
  * ```
  */
-export interface ApprovalStatus {
+export interface ApprovalStatus extends Omit<PageRequestResult<"getApprovalStatus">, "installed"> {
   /** False when the extension could not be reached from this page. */
   installed: boolean;
   /** True when the user approved this origin. */
-  approved: boolean;
+  approved: PageRequestResult<"getApprovalStatus">["approved"];
   /** The origin the extension saw (or `location.origin` when it could not be reached). */
-  origin: string;
+  origin: PageRequestResult<"getApprovalStatus">["origin"];
   /** True when the extension holds a live connection to the desktop runtime. */
-  appConnected: boolean;
+  appConnected: PageRequestResult<"getApprovalStatus">["appConnected"];
 }
 
 /**
@@ -476,13 +511,13 @@ export interface ApprovalStatus {
  * const usable = providers.filter((provider) => provider.available).map((provider) => provider.code);
  * ```
  */
-export interface ProviderAvailability {
-  code: ProviderCode;
+export interface ProviderAvailability extends ProviderStatus {
+  code: ProviderStatus["code"];
   /** The product's name, e.g. "Claude Code". */
-  name: string;
-  available: boolean;
+  name: ProviderStatus["name"];
+  available: ProviderStatus["available"];
   /** A sentence the user can act on when `available` is false; null otherwise. */
-  error: string | null;
+  error: ProviderStatus["error"];
 }
 
 /**
@@ -493,10 +528,13 @@ export interface ProviderAvailability {
  * const { defaultProvider } = await pedelec.getSettings();
  * ```
  */
-export interface PedelecSettings {
-  defaultProvider: ProviderCode | null;
-  defaultEffortLevel: EffortLevel;
-  defaultModels: Partial<Record<ProviderCode, string>>;
+export interface PedelecSettings extends PublicSettings {
+  /** The provider a session without `provider` gets, or null when the user has not chosen one. */
+  defaultProvider: PublicSettings["defaultProvider"];
+  /** The effort level a session without `effortLevel` gets. */
+  defaultEffortLevel: PublicSettings["defaultEffortLevel"];
+  /** The model each provider uses when a session names none. */
+  defaultModels: PublicSettings["defaultModels"];
 }
 
 /**
@@ -508,15 +546,15 @@ export interface PedelecSettings {
  * for (const asset of assets) console.log(asset.path, asset.sizeBytes, asset.modifiedAt);
  * ```
  */
-export interface AssetEntry {
+export interface AssetEntry extends ProtocolAssetEntry {
   /** The last segment of the path, e.g. `"report.pdf"`. */
-  name: string;
+  name: ProtocolAssetEntry["name"];
   /** The asset path, starting with `/`, e.g. `"/inbox/report.pdf"`: what `readAsset()` takes. */
-  path: string;
+  path: ProtocolAssetEntry["path"];
   /** The file's size in bytes. */
-  sizeBytes: number;
+  sizeBytes: ProtocolAssetEntry["sizeBytes"];
   /** ISO 8601 time the file was last changed. */
-  modifiedAt: string;
+  modifiedAt: ProtocolAssetEntry["modifiedAt"];
 }
 
 /**
@@ -587,4 +625,107 @@ export interface AssetReadOptions {
    * An already-aborted signal rejects without sending anything.
    */
   signal?: AbortSignal;
+}
+
+/**
+ * Options of `pedelec.createSession()` beyond the session's own settings.
+ *
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * cancelButton.onclick = () => controller.abort();
+ * const session = await pedelec.createSession({ provider: "claude" }, { signal: controller.signal });
+ * ```
+ */
+export interface CreateSessionRequestOptions {
+  /**
+   * Aborting it gives up waiting (for the user's approval, or for the Desktop): the promise rejects at once with the
+   * abort reason when that is a `PedelecError`, otherwise `SDK_TRANSPORT_ERROR` ("createSession was aborted"). A
+   * session the Desktop creates after that is ended right away. An already-aborted signal sends nothing.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of `pedelec.resumeSession()`.
+ *
+ * @example
+ * ```ts
+ * // Saved while the page ran: sessionStorage.setItem("pedelec", JSON.stringify({ sessionId, lastSeq: session.lastSeq }))
+ * const saved = JSON.parse(sessionStorage.getItem("pedelec") ?? "null") as { sessionId: string; lastSeq: number } | null;
+ * if (saved) {
+ *   const session = await pedelec.resumeSession(saved.sessionId, { afterSeq: saved.lastSeq });
+ * }
+ * ```
+ */
+export interface ResumeSessionOptions {
+  /**
+   * The seq of the newest event the page already handled (`context.seq`, or `session.lastSeq`). The Desktop then
+   * sends every event it kept after it, in order, before the live ones; the handle reports them through the usual
+   * callbacks once the caller has the handle. Without it nothing is replayed. Either way the tool calls still waiting
+   * for a page are run (each by one page only).
+   */
+  afterSeq?: number;
+  /**
+   * Aborting it gives up waiting for the answer: the promise rejects at once with the abort reason when that is a
+   * `PedelecError`, otherwise `SDK_TRANSPORT_ERROR` ("resumeSession was aborted"). An already-aborted signal sends
+   * nothing.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of `session.sendText()`.
+ *
+ * @example
+ * ```ts
+ * const controller = new AbortController();
+ * stopButton.onclick = () => controller.abort();
+ * await session.sendText("Plan the week.", { signal: controller.signal });
+ * ```
+ */
+export interface SendTextOptions {
+  /**
+   * Aborting it before the message was sent rejects without sending it; aborting it during the turn asks the Desktop to
+   * cancel the turn (like `cancel()`) and rejects at once. Either way the rejection is the abort reason when that is a
+   * `PedelecError`, otherwise `TURN_CANCELLED`.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * What `pedelec.checkAvailability()` found: whether a session could be created now, and if not, which part is missing.
+ *
+ * @example
+ * ```ts
+ * const availability = await pedelec.checkAvailability();
+ * if (!availability.extension.available) showInstallHint();
+ * else if (!availability.approval.approved) showConnectButton();
+ * else if (!availability.desktop.available) showDesktopHint(availability.error?.message);
+ * ```
+ */
+export interface PedelecAvailability {
+  /** True when the extension is there, this origin is approved and the Desktop answers. */
+  available: boolean;
+  /** Whether the Pedelec extension answers this page. */
+  extension: {
+    available: boolean;
+  };
+  /** Whether the user approved this page's origin (never asked here: the popup is not opened). */
+  approval: {
+    approved: boolean;
+    /** The origin the extension saw (or `location.origin` when it could not be reached). */
+    origin: string;
+  };
+  /**
+   * Whether the desktop runtime answers. Asked only for an approved origin; otherwise this is whether the extension
+   * already holds a connection to it.
+   */
+  desktop: {
+    available: boolean;
+    /** True when the check had to start (or restart) the desktop runtime to get an answer. */
+    launchAttempted: boolean;
+  };
+  /** Why `available` is false: the first missing part's error. */
+  error?: PedelecError;
 }

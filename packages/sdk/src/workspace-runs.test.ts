@@ -179,7 +179,7 @@ describe("session.workspace.run", () => {
 
   it("rejects with SESSION_ENDED after Core ended the session", async () => {
     const { extension, session } = await openSession();
-    extension.emit(SESSION_ID, { type: "session-ended", reason: "shutdown" });
+    extension.emit(SESSION_ID, { type: "session-ended", reason: "expired" });
     await vi.waitFor(() => expect(session.getStatus()).toBe("ended"));
     expect((await errorOf(session.workspace.run({ source: "1" }))).code).toBe("SESSION_ENDED");
     expect(extension.requestsOf("runWorkspaceScript")).toEqual([]);

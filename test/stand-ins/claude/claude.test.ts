@@ -71,6 +71,27 @@ describe("claude stand-in", () => {
     expect(await readFile(file, "utf8")).toContain("reply: Hello there, world");
   });
 
+  it("answers reply-deltas in as many numbered deltas as STAND_IN_DELTA_COUNT asks, in order", async () => {
+    const { code, stdout, stderr } = await runStandIn(STREAM_ARGS, "[User Message]\nreply-deltas", { STAND_IN_DELTA_COUNT: "300" });
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+    const deltas = lines.filter((line) => line.event?.delta?.type === "text_delta").map((line) => line.event.delta.text as string);
+    const expected = Array.from({ length: 300 }, (_, index) => `${index} `);
+    expect(deltas).toEqual(expected);
+    expect(lines.find((line) => line.type === "assistant")?.message.content).toEqual([{ type: "text", text: expected.join("") }]);
+    expect(lines.at(-1)).toMatchObject({ type: "result", subtype: "success", result: expected.join("") });
+
+    const unset = await runStandIn(STREAM_ARGS, "reply-deltas");
+    expect(unset.stdout.split("\n").filter((line) => line.includes('"text_delta"'))).toHaveLength(10_000);
+  });
+
+  it("refuses a reply-deltas count that is not a positive integer", async () => {
+    const { code, stderr } = await runStandIn(STREAM_ARGS, "reply-deltas", { STAND_IN_DELTA_COUNT: "many" });
+    expect(code).toBe(1);
+    expect(stderr).toBe("STAND_IN_DELTA_COUNT must be a positive integer, not many\n");
+  });
+
   it("sends no stream events without --include-partial-messages", async () => {
     const { stdout } = await runStandIn(["-p", "--output-format", "stream-json", "--verbose"], "hi");
     const types = stdout.trimEnd().split("\n").map((line) => (JSON.parse(line) as { type: string }).type);

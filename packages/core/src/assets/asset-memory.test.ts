@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import { MAX_ASSET_BYTES } from "@pedelec/protocol/assets";
-import { CoreConnection } from "../core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore } from "../core-daemon.js";
 import { createCoreHome } from "../testing/core-home.js";
 import { exchange, patternBytes } from "./asset-test-client.js";

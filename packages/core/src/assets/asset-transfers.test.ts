@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_ASSET_BYTES } from "@pedelec/protocol/assets";
-import { CoreConnection } from "../core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore, type StartCoreOptions } from "../core-daemon.js";
 import { createCoreHome } from "../testing/core-home.js";
 import { exchange, patternBytes } from "./asset-test-client.js";

@@ -27,8 +27,12 @@ export interface CliProviderDefinition<TSummary> {
   isEffortKnob?(token: string, next: string | undefined): boolean;
   /** Probes the executable; defaults to `<bin> --version`. */
   discover?(executablePath: string, signal: AbortSignal, env: Record<string, string>): Promise<ProviderDiscovery>;
-  /** The argv, stdin, parser and outcome mapping of one turn. Throws a PedelecError for input it cannot express. */
-  planTurn(request: ProviderTurnRequest): CliTurnPlan<TSummary>;
+  /**
+   * The argv, stdin, parser and outcome mapping of one turn. Throws (or rejects with) a PedelecError for input it
+   * cannot express. Adapters load their stream parser here, so Core builds a provider's stream schemas on its first
+   * turn rather than every provider's at start.
+   */
+  planTurn(request: ProviderTurnRequest): CliTurnPlan<TSummary> | Promise<CliTurnPlan<TSummary>>;
 }
 
 export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSummary>, options: CliRunOptions = {}): ProviderAdapter {
@@ -44,7 +48,7 @@ export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSu
     runTurn: async (request, onEvent) => {
       let plan: CliTurnPlan<TSummary>;
       try {
-        plan = definition.planTurn(request);
+        plan = await definition.planTurn(request);
       } catch (error) {
         return { ok: false, error: PedelecError.from(error, "INVALID_INPUT") };
       }

@@ -12,8 +12,15 @@ const CACHE_MS = 60_000;
  * shell runs as a login, interactive shell (profiles differ in which they read), and the PATH is picked out between
  * markers, since profiles may print anything. A shell that fails or takes longer than 3 s adds nothing.
  */
+interface ShellAnswer {
+  at: number;
+  directories: Promise<string[]>;
+  /** The directories once the shell has answered. */
+  settled?: string[];
+}
+
 export class LoginShellPath {
-  #cached: { at: number; directories: Promise<string[]> } | undefined;
+  #cached: ShellAnswer | undefined;
 
   constructor(
     private readonly env: Record<string, string | undefined>,
@@ -22,9 +29,15 @@ export class LoginShellPath {
 
   directories(): Promise<string[]> {
     if (this.#cached && Date.now() - this.#cached.at < CACHE_MS) return this.#cached.directories;
-    const directories = this.#read();
-    this.#cached = { at: Date.now(), directories };
-    return directories;
+    const cached: ShellAnswer = { at: Date.now(), directories: this.#read() };
+    void cached.directories.then((directories) => (cached.settled = directories));
+    this.#cached = cached;
+    return cached.directories;
+  }
+
+  /** The directories, if the shell has answered within the cache's lifetime; undefined while it has not (yet). */
+  known(): string[] | undefined {
+    return this.#cached && Date.now() - this.#cached.at < CACHE_MS ? this.#cached.settled : undefined;
   }
 
   #read(): Promise<string[]> {

@@ -144,13 +144,15 @@ export function notInstalledDiscovery(programName: string): ProviderDiscovery {
 
 /**
  * Finds the adapter's executable and lets the adapter probe it. Order: `PEDELEC_PROVIDER_PATH` (an override), then
- * `configuredPath` (settings `providers.<code>.path`, recorded by `pedelec install`), then the rest of the search path.
+ * `configuredPath` (settings `providers.<code>.path`, recorded by `pedelec install`), then the rest of the search path;
+ * without `searchInstallFolders`, the usual install folders at its end are left out.
  */
 export async function discoverProvider(
   adapter: ProviderAdapter,
   env: Record<string, string | undefined>,
   signal: AbortSignal,
   configuredPath?: string,
+  { searchInstallFolders = true }: { searchInstallFolders?: boolean } = {},
 ): Promise<ProviderDiscovery> {
   if (adapter.bundled) {
     const binDir = resolveCorePaths(env).binDir;
@@ -172,7 +174,7 @@ export async function discoverProvider(
     }
     executablePath = configuredPath;
   }
-  executablePath ??= await findExecutable(adapter.programName, providerSearchPath(env));
+  executablePath ??= await findExecutable(adapter.programName, providerSearchPath(env, searchInstallFolders));
   if (executablePath === null) return notInstalledDiscovery(adapter.programName);
   return adapter.discover(executablePath, signal, definedOnly(env));
 }

@@ -1,6 +1,6 @@
 import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
 import type { SessionEvent } from "@pedelec/protocol/session-events";
-import type { CoreConnection } from "../core-client.js";
+import type { CoreConnection } from "@pedelec/core-client/core-client";
 
 export type SessionEventOf<T extends SessionEvent["type"]> = Extract<SessionEvent, { type: T }>;
 

@@ -82,31 +82,36 @@ export class FakeNativeChannel implements NativeChannel {
   readonly sent: ExtensionToHostMessage[] = [];
   closed = false;
   disconnectedByExtension = false;
-  readonly #messageListeners: ((message: unknown) => void)[] = [];
-  readonly #disconnectListeners: ((errorMessage: string | undefined) => void)[] = [];
+  readonly #messageListeners = new Set<(message: unknown) => void>();
+  readonly #closeListeners = new Set<(error?: Error) => void>();
 
-  postMessage(message: ExtensionToHostMessage): void {
+  send(message: ExtensionToHostMessage): void {
     if (this.closed) throw new Error("Attempting to use a disconnected port object");
     this.sent.push(structuredClone(message));
   }
 
-  disconnect(): void {
+  /** The extension disconnects; like a port closed from this side, only this side's listeners hear of it. */
+  close(): void {
+    if (this.closed) return;
     this.closed = true;
     this.disconnectedByExtension = true;
+    for (const listener of [...this.#closeListeners]) listener();
   }
 
-  onMessage(listener: (message: unknown) => void): void {
-    this.#messageListeners.push(listener);
+  onMessage(listener: (message: unknown) => void): () => void {
+    this.#messageListeners.add(listener);
+    return () => this.#messageListeners.delete(listener);
   }
 
-  onDisconnect(listener: (errorMessage: string | undefined) => void): void {
-    this.#disconnectListeners.push(listener);
+  onClose(listener: (error?: Error) => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
   }
 
   /** The host sends a message. */
   emit(message: unknown): void {
     const copy = structuredClone(message);
-    for (const listener of this.#messageListeners) listener(copy);
+    for (const listener of [...this.#messageListeners]) listener(copy);
   }
 
   hello(core: "connecting" | "connected" | "unavailable" = "connected"): void {
@@ -116,7 +121,7 @@ export class FakeNativeChannel implements NativeChannel {
   /** The host goes away; `errorMessage` plays chrome.runtime.lastError.message. */
   die(errorMessage?: string): void {
     this.closed = true;
-    for (const listener of this.#disconnectListeners) listener(errorMessage);
+    for (const listener of [...this.#closeListeners]) listener(errorMessage === undefined ? undefined : new Error(errorMessage));
   }
 
   requests(type?: string): ExtensionToHostMessage[] {
@@ -162,6 +167,8 @@ export function sessionInfo(sessionId: string, autoEndOnDisconnect = true): Reco
     autoEndOnDisconnect,
     toolNames: [],
     lastSeq: 0,
+    activeTurn: null,
+    pendingToolCalls: [],
   };
 }
 

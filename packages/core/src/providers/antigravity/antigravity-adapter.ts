@@ -5,7 +5,7 @@ import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { ANTIGRAVITY_OWNED_FLAGS, buildAntigravityArgs, isAntigravityEffortKnob } from "./antigravity-args.js";
 import { antigravityLoginLine } from "./antigravity-login-text.js";
-import { AntigravityStreamParser, type AntigravityStreamSummary } from "./antigravity-stream-parser.js";
+import type { AntigravityStreamSummary } from "./antigravity-stream-parser.js";
 
 export interface AntigravityAdapterOptions {
   /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
@@ -37,12 +37,15 @@ export function createAntigravityAdapter(options: AntigravityAdapterOptions = {}
       }),
       ownedFlags: ANTIGRAVITY_OWNED_FLAGS,
       isEffortKnob: isAntigravityEffortKnob,
-      planTurn: (request) => ({
-        args: buildAntigravityArgs(request),
-        stdin: "",
-        parser: new AntigravityStreamParser(),
-        outcome: antigravityTurnOutcome,
-      }),
+      planTurn: async (request) => {
+        const { AntigravityStreamParser } = await import("./antigravity-stream-parser.js");
+        return {
+          args: buildAntigravityArgs(request),
+          stdin: "",
+          parser: new AntigravityStreamParser(),
+          outcome: antigravityTurnOutcome,
+        };
+      },
     },
     options,
   );

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "@pedelec/protocol/session-events";
-import { CoreConnection } from "../../core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { addTodoTool } from "../../testing/add-todo-tool.js";
 import { useCoreUnderTest } from "../../testing/core-home.js";
 import { collectSessionEvents } from "../../testing/session-events.js";
@@ -43,7 +43,8 @@ describe("an antigravity session over the Core socket", () => {
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: Hello from Antigravity" }, ORIGIN);
     await events.until("turn-completed", (event) => event.turnId === "turn-1");
     const first = chatOf(events.seen, "turn-1");
-    expect(first.deltas.length).toBeGreaterThan(3);
+    // Deltas of one provider read arrive joined (see Session#emitDelta).
+    expect(first.deltas.length).toBeGreaterThan(0);
     expect(first.deltas.join("")).toBe("Hello from Antigravity");
     expect(first.completed).toEqual(["Hello from Antigravity"]);
 

@@ -4,7 +4,7 @@ import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildClaudeArgs, CLAUDE_OWNED_FLAGS } from "./claude-args.js";
-import { ClaudeStreamParser, type ClaudeStreamSummary } from "./claude-stream-parser.js";
+import type { ClaudeStreamSummary } from "./claude-stream-parser.js";
 
 export interface ClaudeAdapterOptions {
   /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
@@ -25,12 +25,15 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Provide
         high: ["--effort", "high"],
       }),
       ownedFlags: CLAUDE_OWNED_FLAGS,
-      planTurn: (request) => ({
-        args: buildClaudeArgs(request),
-        stdin: request.prompt,
-        parser: new ClaudeStreamParser(),
-        outcome: claudeTurnOutcome,
-      }),
+      planTurn: async (request) => {
+        const { ClaudeStreamParser } = await import("./claude-stream-parser.js");
+        return {
+          args: buildClaudeArgs(request),
+          stdin: request.prompt,
+          parser: new ClaudeStreamParser(),
+          outcome: claudeTurnOutcome,
+        };
+      },
     },
     options,
   );

@@ -6,7 +6,7 @@ import { probeSignIn, probeVersion } from "../provider-discovery.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
 import { isCodexLoginRequiredText } from "./codex-login-text.js";
-import { CodexStreamParser, type CodexStreamSummary } from "./codex-stream-parser.js";
+import type { CodexStreamSummary } from "./codex-stream-parser.js";
 
 export interface CodexAdapterOptions {
   /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
@@ -32,12 +32,15 @@ export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderA
       }),
       ownedFlags: CODEX_OWNED_FLAGS,
       isEffortKnob: isCodexEffortKnob,
-      planTurn: (request) => ({
-        args: buildCodexArgs(request),
-        stdin: request.prompt,
-        parser: new CodexStreamParser(),
-        outcome: codexTurnOutcome,
-      }),
+      planTurn: async (request) => {
+        const { CodexStreamParser } = await import("./codex-stream-parser.js");
+        return {
+          args: buildCodexArgs(request),
+          stdin: request.prompt,
+          parser: new CodexStreamParser(),
+          outcome: codexTurnOutcome,
+        };
+      },
     },
     options,
   );

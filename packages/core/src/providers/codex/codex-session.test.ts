@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CoreConnection } from "../../core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { useCoreUnderTest } from "../../testing/core-home.js";
 import { collectSessionEvents } from "../../testing/session-events.js";
 

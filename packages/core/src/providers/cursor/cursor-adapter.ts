@@ -6,7 +6,7 @@ import { probeSignIn, probeVersion } from "../provider-discovery.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildCursorArgs, CURSOR_OWNED_FLAGS, isCursorEffortKnob } from "./cursor-args.js";
 import { CURSOR_LOGIN_COMMAND, isCursorLoginRequiredText } from "./cursor-login-text.js";
-import { CursorStreamParser, type CursorStreamSummary } from "./cursor-stream-parser.js";
+import type { CursorStreamSummary } from "./cursor-stream-parser.js";
 
 export interface CursorAdapterOptions {
   /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
@@ -41,12 +41,15 @@ export function createCursorAdapter(options: CursorAdapterOptions = {}): Provide
       }),
       ownedFlags: CURSOR_OWNED_FLAGS,
       isEffortKnob: isCursorEffortKnob,
-      planTurn: (request) => ({
-        args: buildCursorArgs(request),
-        stdin: request.prompt,
-        parser: new CursorStreamParser(),
-        outcome: cursorTurnOutcome,
-      }),
+      planTurn: async (request) => {
+        const { CursorStreamParser } = await import("./cursor-stream-parser.js");
+        return {
+          args: buildCursorArgs(request),
+          stdin: request.prompt,
+          parser: new CursorStreamParser(),
+          outcome: cursorTurnOutcome,
+        };
+      },
     },
     options,
   );

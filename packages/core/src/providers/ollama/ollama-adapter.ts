@@ -7,7 +7,7 @@ import { exitFailure, unreadableLineFailure, type CliRunOptions } from "../cli-r
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildOllamaArgs, checkOllamaEffortTokens, OLLAMA_OWNED_FLAGS } from "./ollama-args.js";
-import { OllamaStreamParser, type OllamaStreamSummary } from "./ollama-stream-parser.js";
+import type { OllamaStreamSummary } from "./ollama-stream-parser.js";
 
 /**
  * The `ollama` provider: no vendor CLI but Pedelec's own agent, `pedelec-agent`, against an Ollama-compatible endpoint.
@@ -28,8 +28,9 @@ export function createOllamaAdapter(options: CliRunOptions = {}): ProviderAdapte
     ownedFlags: OLLAMA_OWNED_FLAGS,
     // Built with this Pedelec: its version is Core's, and asking the launcher would only cost a process.
     discover: async (executablePath) => ({ available: true, executablePath, version: CORE_VERSION, error: null }),
-    planTurn: (request) => {
+    planTurn: async (request) => {
       if (request.endpoint === undefined) throw new PedelecError("OLLAMA_BASE_URL_INVALID", "the session has no Ollama endpoint");
+      const { OllamaStreamParser } = await import("./ollama-stream-parser.js");
       return {
         args: buildOllamaArgs(request),
         stdin: request.prompt,

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "@pedelec/protocol/session-events";
-import { CoreConnection } from "../../core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { useCoreUnderTest } from "../../testing/core-home.js";
 import { collectSessionEvents } from "../../testing/session-events.js";
 
@@ -144,8 +144,8 @@ describe("the ollama provider through Core", () => {
       "activity command started run scripts/count.ts",
       "activity command completed run scripts/count.ts",
       "chat Done: added, read and counted.",
-      "turn-completed",
       "status idle",
+      "turn-completed",
     ]);
     // The answer streamed in pieces before it completed.
     const deltas = events.seen.filter((event) => event.type === "chat-delta");

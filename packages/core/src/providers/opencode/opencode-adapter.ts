@@ -5,7 +5,7 @@ import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, opencodeSandboxEnv } from "./opencode-args.js";
-import { OpencodeStreamParser, type OpencodeStreamSummary } from "./opencode-stream-parser.js";
+import type { OpencodeStreamSummary } from "./opencode-stream-parser.js";
 
 export interface OpencodeAdapterOptions {
   /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
@@ -30,8 +30,9 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Pro
         high: ["--variant", "high"],
       }),
       ownedFlags: OPENCODE_OWNED_FLAGS,
-      planTurn: (request) => {
+      planTurn: async (request) => {
         const args = buildOpencodeArgs(request);
+        const { OpencodeStreamParser } = await import("./opencode-stream-parser.js");
         const resuming = request.providerSessionId !== null;
         return {
           args,

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "@pedelec/protocol/session-events";
-import { CoreConnection } from "../../core-client.js";
+import { CoreConnection } from "@pedelec/core-client/core-client";
 import { addTodoTool } from "../../testing/add-todo-tool.js";
 import { useCoreUnderTest } from "../../testing/core-home.js";
 import { groupAlive } from "../../testing/process-group.js";

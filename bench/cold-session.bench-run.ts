@@ -1,0 +1,110 @@
+// Prints the median time from launching Chromium to the page's first createSession resolving, when nothing of
+// Pedelec runs yet: Chrome starts the native host, the host starts Core, Core finds the provider (the claude stand-in)
+// and creates the session. The goal is at most 1.2 s. Also prints where the time went, from the host's and Core's logs.
+//
+// Each run is a user who approved the page's origin earlier: a fresh PEDELEC_HOME and profile, the origin approved in
+// a first browser session, then the browser quit and Core stopped, and the clock starts as Chromium starts again.
+// BENCH_COLD_SESSION_DEFAULT_PROVIDER=claude sets claude as Pedelec's default provider first (as the control panel
+// would); by default no default provider is set.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { it } from "vitest";
+import { openSdkPage, setUpE2e, type E2eEnvironment } from "../test/e2e/harness.js";
+import { latencySummary, ms } from "./latency-summary.js";
+
+const RUNS = Number.parseInt(process.env.BENCH_COLD_SESSION_RUNS ?? "10", 10);
+const DEFAULT_PROVIDER = process.env.BENCH_COLD_SESSION_DEFAULT_PROVIDER;
+const GOAL_MS = 1_200;
+
+/** Moments of one cold start, in ms since the epoch. */
+interface ColdStart {
+  launched: number;
+  browserUp: number;
+  pageReady: number;
+  sessionCreated: number;
+  hostStarted?: number;
+  coreLaunched?: number;
+  coreListening?: number;
+}
+
+/** The time of the first line of a JSON-lines log whose message is `message`. */
+async function loggedAt(file: string, message: string): Promise<number | undefined> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  for (const line of text.split("\n")) {
+    if (!line.includes(message)) continue;
+    const entry = JSON.parse(line) as { time: string; message: string };
+    if (entry.message === message) return Date.parse(entry.time);
+  }
+  return undefined;
+}
+
+async function coldStart(): Promise<ColdStart> {
+  const environment: E2eEnvironment = await setUpE2e();
+  try {
+    if (DEFAULT_PROVIDER !== undefined) {
+      const set = await environment.pedelec("config", "set", "defaultProvider", DEFAULT_PROVIDER);
+      if (set.code !== 0) throw new Error(`pedelec config failed: ${set.stderr}`);
+    }
+    const worker = environment.context.serviceWorkers()[0] ?? (await environment.context.waitForEvent("serviceworker"));
+    const origin = new URL(environment.server.url).origin;
+    // What the approval window stores when the user approves the origin.
+    await worker.evaluate((approved) => chrome.storage.local.set({ approvedOrigins: [approved], approvalTimes: { [approved]: Date.now() } }), origin);
+    await environment.context.close();
+    await environment.pedelec("stop");
+
+    const launched = performance.timeOrigin + performance.now();
+    await environment.reopenBrowser();
+    const browserUp = performance.timeOrigin + performance.now();
+    const page = await openSdkPage(environment);
+    const pageReady = performance.timeOrigin + performance.now();
+    const sessionCreated = await page.evaluate(async () => {
+      const w = window as any;
+      const pedelec = new w.sdk.Pedelec();
+      const addTodo = w.sdk.defineTool({
+        name: "add_todo",
+        description: "Add a card to the to-do board",
+        argsSchema: { type: "object", properties: { title: { type: "string", minLength: 1 } }, required: ["title"], additionalProperties: false },
+      });
+      await pedelec.createSession({ provider: "claude", skills: { guidance: "A to-do board.", tools: [addTodo] } });
+      return performance.timeOrigin + performance.now();
+    });
+    const logs = join(environment.home, "logs");
+    return {
+      launched,
+      browserUp,
+      pageReady,
+      sessionCreated,
+      hostStarted: await loggedAt(join(logs, "native-host.log"), "native host started"),
+      coreLaunched: await loggedAt(join(logs, "native-host.log"), "launched Core"),
+      coreListening: await loggedAt(join(logs, "core.log"), "Core listening"),
+    };
+  } finally {
+    await environment.close();
+  }
+}
+
+/** Median of `to - from` over the runs that logged both. */
+function medianSpan(runs: readonly ColdStart[], from: keyof ColdStart, to: keyof ColdStart): string {
+  const spans = runs.flatMap((run) => (run[from] !== undefined && run[to] !== undefined ? [run[to]! - run[from]!] : []));
+  return spans.length === 0 ? "not logged" : ms(latencySummary(spans).median);
+}
+
+it("measures Chromium launch → first createSession, nothing of Pedelec running", async () => {
+  // One run first, unmeasured: the first start of anything reads its files from disk.
+  await coldStart();
+  const runs: ColdStart[] = [];
+  for (let index = 0; index < RUNS; index += 1) runs.push(await coldStart());
+  const total = latencySummary(runs.map((run) => run.sessionCreated - run.launched));
+  const setting = DEFAULT_PROVIDER === undefined ? "no default provider set" : `default provider ${DEFAULT_PROVIDER}`;
+  console.log(`Chromium launch → first createSession resolved (claude stand-in, one tool, ${setting}), ${runs.length} runs:`);
+  console.log(`  median ${ms(total.median)}, p95 ${ms(total.p95)} (goal ≤ ${GOAL_MS} ms: ${total.median <= GOAL_MS ? "met" : "not met"})`);
+  console.log(`  each run: ${runs.map((run) => (run.sessionCreated - run.launched).toFixed(0)).join(", ")} ms`);
+  console.log(`  of which createSession called → resolved (what Pedelec adds): median ${medianSpan(runs, "pageReady", "sessionCreated")}`);
+  console.log("  medians of its parts:");
+  console.log(`    Chromium launch (until Playwright has the browser): ${medianSpan(runs, "launched", "browserUp")}`);
+  console.log(`    page open and the SDK loaded: ${medianSpan(runs, "browserUp", "pageReady")}`);
+  console.log(`    createSession called → native host started: ${medianSpan(runs, "pageReady", "hostStarted")}`);
+  console.log(`    native host started → Core launched: ${medianSpan(runs, "hostStarted", "coreLaunched")}`);
+  console.log(`    Core launched → Core listening: ${medianSpan(runs, "coreLaunched", "coreListening")}`);
+  console.log(`    Core listening → session in the page: ${medianSpan(runs, "coreListening", "sessionCreated")}`);
+});

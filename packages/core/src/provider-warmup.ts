@@ -1,0 +1,61 @@
+import type { ProviderCode } from "@pedelec/protocol/domain";
+import { log } from "./logger.js";
+import type { ProviderLocator } from "./provider-locator.js";
+import type { ProviderRegistry } from "./providers/provider-registry.js";
+import type { Settings } from "./settings.js";
+import { sharedToolArgsValidators, type ToolArgsValidators } from "./tool-args-validators.js";
+
+export interface ProviderWarmupOptions {
+  providers: ProviderRegistry;
+  loadSettings: () => Promise<Settings>;
+  /** The validators whose Ajv to load meanwhile; the ones sessions share unless a test gives its own. */
+  validators?: ToolArgsValidators;
+}
+
+/**
+ * The provider worth probing before a page asks: the one it most likely asks for, which is the default provider, or
+ * else the only one `pedelec install` found. Probing more would start processes that compete with Core and the
+ * browser, which are starting on the same machine, for a session nobody may ask for. Pedelec's own agent needs no
+ * probe (its version is Core's).
+ */
+export function providerToWarm(settings: Settings, providers: ProviderRegistry): ProviderCode | undefined {
+  const recorded = providers.supportedCodes().filter((code) => settings.providers[code]?.path !== undefined);
+  const likely = settings.defaultProvider ?? (recorded.length === 1 ? recorded[0] : undefined);
+  return likely === undefined || providers.get(likely)?.bundled === true ? undefined : likely;
+}
+
+/**
+ * Readies, at Core's start and without holding it up, what a page's first createSession would otherwise wait for:
+ * the login shell's PATH, the probe of the likely provider (finding the executable, `<cli> --version`) and, while that
+ * runs, Ajv for the session's tool schemas. The probe goes through `locator`, so createSession joins it in flight
+ * instead of starting another and finds its answer afterwards (see ProviderLocator.warm); a changed
+ * `providers.<code>.path` is a different probe. Resolves once all is done; never rejects.
+ */
+export async function warmProviders(locator: ProviderLocator, options: ProviderWarmupOptions): Promise<void> {
+  // Every probe and every session needs it, and it is often the slowest part: started before anything else.
+  locator.warmLoginShellPath();
+  let settings: Settings;
+  try {
+    settings = await options.loadSettings();
+  } catch {
+    return;
+  }
+  const code = providerToWarm(settings, options.providers);
+  const adapter = code === undefined ? undefined : options.providers.get(code);
+  if (adapter === undefined) return;
+  const probed = locator.warm(adapter, settings.providers[adapter.code]?.path);
+  // A page's createSession would wait for this probe's process anyway: load Ajv meanwhile. With nothing to probe,
+  // Ajv is left to the first session with tools rather than slow Core's start.
+  await new Promise((resolve) => setImmediate(resolve));
+  warmValidators(options.validators ?? sharedToolArgsValidators);
+  await probed;
+}
+
+function warmValidators(validators: ToolArgsValidators): void {
+  try {
+    validators.warm();
+  } catch (error) {
+    // The first session with tools loads it again and reports what fails.
+    log("warn", "could not load the tool schema validator ahead of need", { error: String(error) });
+  }
+}
