@@ -4,6 +4,7 @@ import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { MAX_CORE_FRAME_BYTES, coreRequestFrameSchema, type CoreRequestFrame, type CoreServerFrame } from "@pedelec/protocol/core-wire";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { MessageTransport } from "@pedelec/protocol/transport";
 import type { PendingFrameBytes } from "./connection-limits.js";
 import { log } from "./logger.js";
 
@@ -15,12 +16,12 @@ export interface ClientConnectionOptions {
 }
 
 /**
- * One client of Core (a native host, a pedelec-cli run, the pedelec command): frames in, frames out, and the
- * sessions it follows. A malformed frame, or a frame left unfinished too long, closes this connection only; a
- * request that is well framed but invalid (a wrong shape, a payload nested too deep) gets an INVALID_INPUT answer
- * and the connection lives on.
+ * One client of Core (a native host, a pedelec-cli run, the pedelec command): the server end of the socket as the
+ * protocol's MessageTransport (checked request frames in, server frames out), and the sessions it follows. A
+ * malformed frame, or a frame left unfinished too long, closes this connection only; a request that is well framed
+ * but invalid (a wrong shape, a payload nested too deep) gets an INVALID_INPUT answer and the connection lives on.
  */
-export class CoreClientConnection {
+export class CoreClientConnection implements MessageTransport<CoreRequestFrame, CoreServerFrame> {
   /** Names this connection where its clients' claims are kept (see connectionClaimant). */
   readonly id = randomUUID();
   readonly subscriptions = new Set<string>();
@@ -31,18 +32,33 @@ export class CoreClientConnection {
   #frameTimer: NodeJS.Timeout | undefined;
   /** Set once Core has given up on this client; bytes that still arrive are ignored. */
   #refused = false;
+  readonly #requestListeners = new Set<(frame: CoreRequestFrame) => void>();
+  readonly #closeListeners = new Set<(error?: Error) => void>();
 
   constructor(
     private readonly socket: Socket,
-    private readonly onRequest: (connection: CoreClientConnection, frame: CoreRequestFrame) => void,
     private readonly options: ClientConnectionOptions,
   ) {
     socket.on("data", (chunk: Buffer) => this.#onData(chunk));
     socket.on("close", () => {
       this.#release();
-      this.#closed.abort(new PedelecError("IPC_UNAVAILABLE", "the client disconnected"));
+      const reason = new PedelecError("IPC_UNAVAILABLE", "the client disconnected");
+      this.#closed.abort(reason);
+      for (const listener of [...this.#closeListeners]) listener(reason);
     });
     socket.on("error", (error) => log("warn", "client socket error", { error: error.message }));
+  }
+
+  /** Every request frame that passed the protocol's frame schema, in arrival order. */
+  onMessage(listener: (frame: CoreRequestFrame) => void): () => void {
+    this.#requestListeners.add(listener);
+    return () => this.#requestListeners.delete(listener);
+  }
+
+  /** Once, when the socket is gone (the client left, or Core closed or refused it). */
+  onClose(listener: (error?: Error) => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
   }
 
   /** Aborts when the client goes away (e.g. an agent's pedelec-cli was killed mid tool call). */
@@ -98,7 +114,7 @@ export class CoreClientConnection {
     // The frame schema bounds the payload's depth and size before anything walks it recursively.
     const parsed = coreRequestFrameSchema.safeParse(message);
     if (parsed.success) {
-      this.onRequest(this, parsed.data);
+      for (const listener of [...this.#requestListeners]) listener(parsed.data);
       return;
     }
     // A frame with a usable id gets an answer and the connection lives on; anything else cannot be answered.

@@ -159,7 +159,7 @@ async function startCoreSteps(
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   const pendingFrameBytes = new PendingFrameBytes(limits.maxPendingFrameBytes);
   const server = createServer((socket) => {
-    const connection = new CoreClientConnection(socket, route, {
+    const connection = new CoreClientConnection(socket, {
       incompleteFrameTimeoutMs: limits.incompleteFrameTimeoutMs,
       pendingFrameBytes,
     });
@@ -170,7 +170,8 @@ async function startCoreSteps(
       return;
     }
     connections.add(connection);
-    socket.on("close", () => {
+    connection.onMessage((frame) => route(connection, frame));
+    connection.onClose(() => {
       connections.delete(connection);
       // Tool calls claimed by pages behind this connection go back to whoever still follows the session.
       const prefix = connectionClaimant(connection, "");
