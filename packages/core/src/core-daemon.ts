@@ -111,6 +111,7 @@ async function startCoreSteps(
     scriptRunner: scriptRunnerSource(paths, env, scriptLedger),
     publish,
   });
+  sessions.warmUp();
   // Sessions unused past the retention setting end even while Core keeps running for weeks.
   const retentionSweep = setInterval(() => {
     sessions.sweepExpired().catch((error: unknown) => log("warn", "session retention sweep failed", { error: String(error) }));

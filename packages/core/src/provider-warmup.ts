@@ -5,6 +5,9 @@ import type { ProviderRegistry } from "./providers/provider-registry.js";
 import type { Settings } from "./settings.js";
 import { sharedToolArgsValidators, type ToolArgsValidators } from "./tool-args-validators.js";
 
+/** Time a probe gets to find its executable and start it before Core's thread is busy loading Ajv. */
+const PROBE_START_GRACE_MS = 25;
+
 export interface ProviderWarmupOptions {
   providers: ProviderRegistry;
   loadSettings: () => Promise<Settings>;
@@ -44,9 +47,10 @@ export async function warmProviders(locator: ProviderLocator, options: ProviderW
   const adapter = code === undefined ? undefined : options.providers.get(code);
   if (adapter === undefined) return;
   const probed = locator.warm(adapter, settings.providers[adapter.code]?.path);
-  // A page's createSession would wait for this probe's process anyway: load Ajv meanwhile. With nothing to probe,
-  // Ajv is left to the first session with tools rather than slow Core's start.
-  await new Promise((resolve) => setImmediate(resolve));
+  // A page's createSession would wait for this probe's process anyway: once the probe has had a moment to find the
+  // executable and start it, load Ajv meanwhile. With nothing to probe, Ajv is left to the first session with tools
+  // rather than slow Core's start.
+  await new Promise((resolve) => setTimeout(resolve, PROBE_START_GRACE_MS));
   warmValidators(options.validators ?? sharedToolArgsValidators);
   await probed;
 }

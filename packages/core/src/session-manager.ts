@@ -8,6 +8,7 @@ import type { CorePaths } from "./core-paths.js";
 import { DEFAULT_ENDED_SESSION_LIMITS, EndedSession, EndedSessions, type EndedSessionLimits } from "./ended-session.js";
 import { log } from "./logger.js";
 import { ProviderLocator } from "./provider-locator.js";
+import { warmProviders } from "./provider-warmup.js";
 import { LoginShellPath } from "./providers/login-shell-path.js";
 import { reportProviders } from "./provider-status.js";
 import type { ProcessGroupLedger } from "./process-group-ledger.js";
@@ -94,6 +95,14 @@ export class SessionManager {
     this.#ended = new EndedSessions({ ...DEFAULT_ENDED_SESSION_LIMITS, ...options.endedSessionLimits }, this.#now);
     this.#loginShellPath = new LoginShellPath(options.env);
     this.#locator = new ProviderLocator(options.providers, options.env, this.#loginShellPath);
+  }
+
+  /**
+   * Starts, in the background, what a first createSession waits for (the login shell's PATH, the likely provider's
+   * probe, Ajv): see provider-warmup.ts.
+   */
+  warmUp(): void {
+    void warmProviders(this.#locator, this.options);
   }
 
   /** Sessions held whole (not yet ended, or ending) and sessions remembered as ended. */

@@ -6,12 +6,6 @@ const END = "__PEDELEC_PATH_END__";
 export const LOGIN_SHELL_TIMEOUT_MS = 3_000;
 const CACHE_MS = 60_000;
 
-/**
- * The PATH the user's login shell sets up. Core is often started by the browser, whose PATH lacks what the user's
- * shell profile adds (nvm, Homebrew, ~/.local/bin…), where agent CLIs and the `node` they run on usually live. The
- * shell runs as a login, interactive shell (profiles differ in which they read), and the PATH is picked out between
- * markers, since profiles may print anything. A shell that fails or takes longer than 3 s adds nothing.
- */
 interface ShellAnswer {
   at: number;
   directories: Promise<string[]>;
@@ -19,6 +13,24 @@ interface ShellAnswer {
   settled?: string[];
 }
 
+/** A read started before Core made its LoginShellPath (prefetchLoginShellPath), for that one to take over. */
+let prefetched: { env: Record<string, string | undefined>; answer: ShellAnswer } | undefined;
+
+/**
+ * Starts reading the login shell's PATH for `env` now; the first LoginShellPath made with this same `env` object takes
+ * the read over. Core's entry calls it first thing, so the shell (a third of a second, and more with a busy profile)
+ * runs while the rest of Core loads and starts rather than after: a page's first session waits for it.
+ */
+export function prefetchLoginShellPath(env: Record<string, string | undefined>, timeoutMs = LOGIN_SHELL_TIMEOUT_MS): void {
+  prefetched = { env, answer: startReading(env, timeoutMs) };
+}
+
+/**
+ * The PATH the user's login shell sets up. Core is often started by the browser, whose PATH lacks what the user's
+ * shell profile adds (nvm, Homebrew, ~/.local/bin…), where agent CLIs and the `node` they run on usually live. The
+ * shell runs as a login, interactive shell (profiles differ in which they read), and the PATH is picked out between
+ * markers, since profiles may print anything. A shell that fails or takes longer than 3 s adds nothing.
+ */
 export class LoginShellPath {
   #cached: ShellAnswer | undefined;
 
@@ -28,37 +40,45 @@ export class LoginShellPath {
   ) {}
 
   directories(): Promise<string[]> {
+    if (this.#cached === undefined && prefetched?.env === this.env) {
+      this.#cached = prefetched.answer;
+      prefetched = undefined;
+    }
     if (this.#cached && Date.now() - this.#cached.at < CACHE_MS) return this.#cached.directories;
-    const cached: ShellAnswer = { at: Date.now(), directories: this.#read() };
-    void cached.directories.then((directories) => (cached.settled = directories));
-    this.#cached = cached;
-    return cached.directories;
+    this.#cached = startReading(this.env, this.timeoutMs);
+    return this.#cached.directories;
   }
 
   /** The directories, if the shell has answered within the cache's lifetime; undefined while it has not (yet). */
   known(): string[] | undefined {
     return this.#cached && Date.now() - this.#cached.at < CACHE_MS ? this.#cached.settled : undefined;
   }
+}
 
-  #read(): Promise<string[]> {
-    const shell = this.env.SHELL;
-    if (!shell || !isAbsolute(shell)) return Promise.resolve([]);
-    const script = `printf '${START}%s${END}' "$PATH"`;
-    return new Promise((resolve) => {
-      execFile(
-        shell,
-        ["-l", "-i", "-c", script],
-        { env: this.env, timeout: this.timeoutMs, killSignal: "SIGKILL", maxBuffer: 1024 * 1024 },
-        (_error, stdout) => {
-          // Even a shell that exits non-zero (a noisy profile) may have printed the PATH; only the markers count.
-          const text = typeof stdout === "string" ? stdout : "";
-          const start = text.lastIndexOf(START);
-          const end = start < 0 ? -1 : text.indexOf(END, start);
-          if (end < 0) return resolve([]);
-          const path = text.slice(start + START.length, end);
-          resolve(path.split(":").filter((entry) => isAbsolute(entry)));
-        },
-      );
-    });
-  }
+function startReading(env: Record<string, string | undefined>, timeoutMs: number): ShellAnswer {
+  const answer: ShellAnswer = { at: Date.now(), directories: readLoginShellPath(env, timeoutMs) };
+  void answer.directories.then((directories) => (answer.settled = directories));
+  return answer;
+}
+
+function readLoginShellPath(env: Record<string, string | undefined>, timeoutMs: number): Promise<string[]> {
+  const shell = env.SHELL;
+  if (!shell || !isAbsolute(shell)) return Promise.resolve([]);
+  const script = `printf '${START}%s${END}' "$PATH"`;
+  return new Promise((resolve) => {
+    execFile(
+      shell,
+      ["-l", "-i", "-c", script],
+      { env, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 1024 * 1024 },
+      (_error, stdout) => {
+        // Even a shell that exits non-zero (a noisy profile) may have printed the PATH; only the markers count.
+        const text = typeof stdout === "string" ? stdout : "";
+        const start = text.lastIndexOf(START);
+        const end = start < 0 ? -1 : text.indexOf(END, start);
+        if (end < 0) return resolve([]);
+        const path = text.slice(start + START.length, end);
+        resolve(path.split(":").filter((entry) => isAbsolute(entry)));
+      },
+    );
+  });
 }
