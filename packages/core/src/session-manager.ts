@@ -305,7 +305,7 @@ export class SessionManager {
       // A restored session's agents died with the earlier Core; its next turn's agent gets a new secret.
       capability: issueThreadCapability(),
       binDir: this.options.paths.binDir,
-      loginShellPath: await this.#loginShellPath.directories(),
+      loginShellPath: () => this.#loginShellPath.directories(),
       home: this.options.paths.home,
       baseEnv: this.options.env,
       providerIdleTimeoutMs: settings.providerIdleTimeoutMs,

@@ -35,8 +35,11 @@ export interface SessionSetup {
   capability: ThreadCapability;
   /** Folder holding the pedelec-cli launcher, put first on the provider's PATH. */
   binDir: string;
-  /** The user's login-shell PATH, after Core's own: a CLI started by a browser-launched Core still finds `node`. */
-  loginShellPath: readonly string[];
+  /**
+   * The user's login-shell PATH, after Core's own: a CLI started by a browser-launched Core still finds `node`. Awaited
+   * when a turn starts, not when the session is created, since the shell can take a second to answer.
+   */
+  loginShellPath: () => Promise<readonly string[]>;
   home: string;
   baseEnv: NodeJS.ProcessEnv;
   providerIdleTimeoutMs: number;
@@ -348,8 +351,9 @@ export class Session {
   }
 
   /** One run of the provider for `turn`: continuing `resumeId`, or a new conversation that gets the first prompt. */
-  #runProvider(turn: ActiveTurn, resumeId: string | null, recordings: Promise<number>[]): Promise<ProviderTurnOutcome> {
+  async #runProvider(turn: ActiveTurn, resumeId: string | null, recordings: Promise<number>[]): Promise<ProviderTurnOutcome> {
     const { setup } = this;
+    const env = this.#providerEnv(await setup.loginShellPath());
     const prompt =
       resumeId === null
         ? buildFirstPrompt({ threadId: this.id, guidance: setup.guidance, tools: setup.tools.list(), userText: turn.text })
@@ -364,7 +368,7 @@ export class Session {
         model: setup.model,
         effortArgv: setup.effortArgv,
         ...(setup.endpoint ? { endpoint: setup.endpoint } : {}),
-        env: this.#providerEnv(),
+        env,
         signal: turn.controller.signal,
         onProcessStarted: (pid) => {
           recordings.push(setup.processLedger.record(pid).then(() => pid, () => pid));
@@ -400,13 +404,13 @@ export class Session {
     }
   }
 
-  #providerEnv(): Record<string, string> {
+  #providerEnv(loginShellPath: readonly string[]): Record<string, string> {
     const { setup } = this;
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(setup.baseEnv)) {
       if (value !== undefined) env[key] = value;
     }
-    env.PATH = [setup.binDir, setup.baseEnv.PATH ?? "", ...setup.loginShellPath].filter((part) => part !== "").join(delimiter);
+    env.PATH = [setup.binDir, setup.baseEnv.PATH ?? "", ...loginShellPath].filter((part) => part !== "").join(delimiter);
     env.PEDELEC_HOME = setup.home;
     env.PEDELEC_THREAD_ID = this.id;
     env[THREAD_CAPABILITY_ENV] = setup.capability.secret;

@@ -26,7 +26,7 @@ export function scriptedSessionSetup(adapter: ProviderAdapter, published: Sessio
     autoEndOnDisconnect: true,
     capability: issueThreadCapability(),
     binDir: "/tmp",
-    loginShellPath: [],
+    loginShellPath: async () => [],
     home: "/tmp",
     baseEnv: {},
     providerIdleTimeoutMs: 60_000,
