@@ -3,7 +3,7 @@ import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 import { MAX_CORE_FRAME_BYTES } from "@pedelec/protocol/core-frame-limit";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { MessageTransport } from "@pedelec/protocol/transport";
+import { TransportListeners, type MessageTransport } from "@pedelec/protocol/transport";
 
 /**
  * The client end of Core's local socket as a MessageTransport: length-prefixed JSON frames (16 MiB each at most).
@@ -13,9 +13,7 @@ import type { MessageTransport } from "@pedelec/protocol/transport";
 export class CoreSocketTransport implements MessageTransport<unknown, CoreRequestFrame> {
   readonly #socket: Socket;
   readonly #decoder = new FrameDecoder(MAX_CORE_FRAME_BYTES);
-  readonly #messageListeners = new Set<(message: unknown) => void>();
-  readonly #closeListeners = new Set<(error?: Error) => void>();
-  #closed = false;
+  readonly #listeners = new TransportListeners<unknown>();
   /** Why the connection ends, when something broke it rather than a plain close. */
   #failure: PedelecError | undefined;
 
@@ -25,7 +23,7 @@ export class CoreSocketTransport implements MessageTransport<unknown, CoreReques
     socket.on("error", (error: NodeJS.ErrnoException) => {
       this.#failure ??= new PedelecError("IPC_UNAVAILABLE", `the connection to Pedelec Core failed: ${error.message}`, { cause: error.code ?? null });
     });
-    socket.on("close", () => this.#finish());
+    socket.on("close", () => this.#listeners.close(this.#failure));
   }
 
   /** Connects, or rejects with IPC_UNAVAILABLE (details.cause is the socket error code, e.g. ENOENT). */
@@ -60,12 +58,12 @@ export class CoreSocketTransport implements MessageTransport<unknown, CoreReques
   }
 
   get closed(): boolean {
-    return this.#closed;
+    return this.#listeners.closed;
   }
 
   /** Throws MESSAGE_TOO_LARGE for a frame over the limit (the connection lives on), IPC_UNAVAILABLE once closed. */
   send(frame: CoreRequestFrame): void {
-    if (this.#closed || this.#socket.destroyed) throw new PedelecError("IPC_UNAVAILABLE", "the connection to Pedelec Core is closed");
+    if (this.#listeners.closed || this.#socket.destroyed) throw new PedelecError("IPC_UNAVAILABLE", "the connection to Pedelec Core is closed");
     this.#socket.write(encodeFrame(frame, MAX_CORE_FRAME_BYTES));
   }
 
@@ -76,30 +74,22 @@ export class CoreSocketTransport implements MessageTransport<unknown, CoreReques
   }
 
   onMessage(listener: (message: unknown) => void): () => void {
-    this.#messageListeners.add(listener);
-    return () => this.#messageListeners.delete(listener);
+    return this.#listeners.onMessage(listener);
   }
 
   onClose(listener: (error?: Error) => void): () => void {
-    this.#closeListeners.add(listener);
-    return () => this.#closeListeners.delete(listener);
+    return this.#listeners.onClose(listener);
   }
 
   #receive(chunk: Buffer): void {
     for (const decoded of this.#decoder.push(chunk)) {
-      if (this.#closed) return;
+      if (this.#listeners.closed) return;
       if (!decoded.ok) {
         this.#failure = decoded.error;
         this.#socket.destroy();
         return;
       }
-      for (const listener of [...this.#messageListeners]) listener(decoded.message);
+      this.#listeners.deliver(decoded.message);
     }
-  }
-
-  #finish(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    for (const listener of [...this.#closeListeners]) listener(this.#failure);
   }
 }

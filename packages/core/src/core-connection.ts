@@ -4,7 +4,7 @@ import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { MAX_CORE_FRAME_BYTES, coreRequestFrameSchema, type CoreRequestFrame, type CoreServerFrame } from "@pedelec/protocol/core-wire";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { MessageTransport } from "@pedelec/protocol/transport";
+import { TransportListeners, type MessageTransport } from "@pedelec/protocol/transport";
 import type { PendingFrameBytes } from "./connection-limits.js";
 import { log } from "./logger.js";
 
@@ -32,8 +32,7 @@ export class CoreClientConnection implements MessageTransport<CoreRequestFrame, 
   #frameTimer: NodeJS.Timeout | undefined;
   /** Set once Core has given up on this client; bytes that still arrive are ignored. */
   #refused = false;
-  readonly #requestListeners = new Set<(frame: CoreRequestFrame) => void>();
-  readonly #closeListeners = new Set<(error?: Error) => void>();
+  readonly #listeners = new TransportListeners<CoreRequestFrame>();
 
   constructor(
     private readonly socket: Socket,
@@ -44,21 +43,19 @@ export class CoreClientConnection implements MessageTransport<CoreRequestFrame, 
       this.#release();
       const reason = new PedelecError("IPC_UNAVAILABLE", "the client disconnected");
       this.#closed.abort(reason);
-      for (const listener of [...this.#closeListeners]) listener(reason);
+      this.#listeners.close(reason);
     });
     socket.on("error", (error) => log("warn", "client socket error", { error: error.message }));
   }
 
   /** Every request frame that passed the protocol's frame schema, in arrival order. */
   onMessage(listener: (frame: CoreRequestFrame) => void): () => void {
-    this.#requestListeners.add(listener);
-    return () => this.#requestListeners.delete(listener);
+    return this.#listeners.onMessage(listener);
   }
 
   /** Once, when the socket is gone (the client left, or Core closed or refused it). */
   onClose(listener: (error?: Error) => void): () => void {
-    this.#closeListeners.add(listener);
-    return () => this.#closeListeners.delete(listener);
+    return this.#listeners.onClose(listener);
   }
 
   /** Aborts when the client goes away (e.g. an agent's pedelec-cli was killed mid tool call). */
@@ -114,7 +111,7 @@ export class CoreClientConnection implements MessageTransport<CoreRequestFrame, 
     // The frame schema bounds the payload's depth and size before anything walks it recursively.
     const parsed = coreRequestFrameSchema.safeParse(message);
     if (parsed.success) {
-      for (const listener of [...this.#requestListeners]) listener(parsed.data);
+      this.#listeners.deliver(parsed.data);
       return;
     }
     // A frame with a usable id gets an answer and the connection lives on; anything else cannot be answered.

@@ -2,7 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import { encodeJsonFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { MAX_NATIVE_MESSAGE_BYTES } from "@pedelec/protocol/native-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { MessageTransport } from "@pedelec/protocol/transport";
+import { TransportListeners, type MessageTransport } from "@pedelec/protocol/transport";
 
 /** Chrome sends the host at most 64 MiB per message. */
 const MAX_INCOMING_BYTES = 64 * 1024 * 1024;
@@ -15,9 +15,7 @@ const MAX_INCOMING_BYTES = 64 * 1024 * 1024;
  */
 export class NativeMessagingStdio implements MessageTransport<unknown, string> {
   readonly #decoder = new FrameDecoder(MAX_INCOMING_BYTES);
-  readonly #messageListeners = new Set<(message: unknown) => void>();
-  readonly #closeListeners = new Set<(error?: Error) => void>();
-  #closed = false;
+  readonly #listeners = new TransportListeners<unknown>();
 
   constructor(
     private readonly input: Readable,
@@ -25,9 +23,9 @@ export class NativeMessagingStdio implements MessageTransport<unknown, string> {
   ) {
     input.on("data", (chunk: Buffer) => {
       for (const decoded of this.#decoder.push(chunk)) {
-        if (this.#closed) return;
+        if (this.#listeners.closed) return;
         if (decoded.ok) {
-          for (const listener of [...this.#messageListeners]) listener(decoded.message);
+          this.#listeners.deliver(decoded.message);
         } else {
           this.#finish(decoded.error);
         }
@@ -40,7 +38,7 @@ export class NativeMessagingStdio implements MessageTransport<unknown, string> {
 
   /** One message as JSON text; MESSAGE_TOO_LARGE over Chrome's 1 MiB limit. */
   send(json: string): void {
-    if (this.#closed) throw new PedelecError("NATIVE_CONNECTION_CLOSED", "the connection to the browser is closed");
+    if (this.#listeners.closed) throw new PedelecError("NATIVE_CONNECTION_CLOSED", "the connection to the browser is closed");
     this.output.write(encodeJsonFrame(json, MAX_NATIVE_MESSAGE_BYTES));
   }
 
@@ -50,18 +48,14 @@ export class NativeMessagingStdio implements MessageTransport<unknown, string> {
   }
 
   onMessage(listener: (message: unknown) => void): () => void {
-    this.#messageListeners.add(listener);
-    return () => this.#messageListeners.delete(listener);
+    return this.#listeners.onMessage(listener);
   }
 
   onClose(listener: (error?: Error) => void): () => void {
-    this.#closeListeners.add(listener);
-    return () => this.#closeListeners.delete(listener);
+    return this.#listeners.onClose(listener);
   }
 
   #finish(error: PedelecError | undefined): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    for (const listener of [...this.#closeListeners]) listener(error);
+    this.#listeners.close(error);
   }
 }

@@ -1,4 +1,4 @@
-import type { MessageTransport } from "./transport.js";
+import { TransportListeners, type MessageTransport } from "./transport.js";
 
 /** The part of a Chrome `runtime.Port` a transport needs; a real port, either end, fits it as it is. */
 export interface PortLike {
@@ -19,43 +19,27 @@ export function portTransport<Incoming = unknown, Outgoing = unknown>(
   port: PortLike,
   readLastError: () => string | undefined = () => undefined,
 ): MessageTransport<Incoming, Outgoing> {
-  let closed = false;
-  const messageListeners = new Set<(message: Incoming) => void>();
-  const closeListeners = new Set<(error?: Error) => void>();
-  const finish = (error: Error | undefined): void => {
-    if (closed) return;
-    closed = true;
-    for (const listener of [...closeListeners]) listener(error);
-  };
-  port.onMessage.addListener((message) => {
-    if (closed) return;
-    for (const listener of [...messageListeners]) listener(message as Incoming);
-  });
+  const listeners = new TransportListeners<Incoming>();
+  port.onMessage.addListener((message) => listeners.deliver(message as Incoming));
   port.onDisconnect.addListener(() => {
     const lastError = readLastError();
-    finish(lastError === undefined ? undefined : new Error(lastError));
+    listeners.close(lastError === undefined ? undefined : new Error(lastError));
   });
   return {
     send(message) {
-      if (closed) throw new Error("the port is disconnected");
+      if (listeners.closed) throw new Error("the port is disconnected");
       port.postMessage(message);
     },
     close() {
-      if (closed) return;
+      if (listeners.closed) return;
       try {
         port.disconnect();
       } catch {
-        // Already gone on Chrome's side; the listeners below still need to hear it.
+        // Already gone on Chrome's side; the listeners still need to hear it.
       }
-      finish(undefined);
+      listeners.close();
     },
-    onMessage(listener) {
-      messageListeners.add(listener);
-      return () => messageListeners.delete(listener);
-    },
-    onClose(listener) {
-      closeListeners.add(listener);
-      return () => closeListeners.delete(listener);
-    },
+    onMessage: (listener) => listeners.onMessage(listener),
+    onClose: (listener) => listeners.onClose(listener),
   };
 }

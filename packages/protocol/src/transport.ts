@@ -19,6 +19,44 @@ export interface MessageTransport<Incoming = unknown, Outgoing = unknown> {
   onClose(listener: (error?: Error) => void): () => void;
 }
 
+/**
+ * The listener half every transport shares: messages go to their listeners in order until the transport closes, and
+ * the close is told once. Implementations own the medium; this owns who hears of it.
+ */
+export class TransportListeners<Incoming> {
+  readonly #messageListeners = new Set<(message: Incoming) => void>();
+  readonly #closeListeners = new Set<(error?: Error) => void>();
+  #closed = false;
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  onMessage(listener: (message: Incoming) => void): () => void {
+    this.#messageListeners.add(listener);
+    return () => this.#messageListeners.delete(listener);
+  }
+
+  onClose(listener: (error?: Error) => void): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
+  }
+
+  /** Hands a message to every listener; nothing once closed. */
+  deliver(message: Incoming): void {
+    if (this.#closed) return;
+    for (const listener of [...this.#messageListeners]) listener(message);
+  }
+
+  /** Tells the close listeners, once; false when the transport had already closed. */
+  close(error?: Error): boolean {
+    if (this.#closed) return false;
+    this.#closed = true;
+    for (const listener of [...this.#closeListeners]) listener(error);
+    return true;
+  }
+}
+
 /** Two linked in-memory transports: what one sends, the other receives (asynchronously, in order). */
 export function createLinkedTransportPair<A, B>(): [MessageTransport<A, B>, MessageTransport<B, A>] {
   const left = new InMemoryTransport<A, B>();
@@ -30,12 +68,10 @@ export function createLinkedTransportPair<A, B>(): [MessageTransport<A, B>, Mess
 
 class InMemoryTransport<Incoming, Outgoing> implements MessageTransport<Incoming, Outgoing> {
   peer: InMemoryTransport<Outgoing, Incoming> | undefined;
-  #closed = false;
-  readonly #messageListeners = new Set<(message: Incoming) => void>();
-  readonly #closeListeners = new Set<(error?: Error) => void>();
+  readonly #listeners = new TransportListeners<Incoming>();
 
   send(message: Outgoing): void {
-    if (this.#closed) throw new Error("transport is closed");
+    if (this.#listeners.closed) throw new Error("transport is closed");
     const peer = this.peer;
     // structuredClone mirrors the copy a real hop makes, so no test shares objects across the boundary.
     const copy = structuredClone(message);
@@ -43,25 +79,20 @@ class InMemoryTransport<Incoming, Outgoing> implements MessageTransport<Incoming
   }
 
   deliver(message: Incoming): void {
-    if (this.#closed) return;
-    for (const listener of this.#messageListeners) listener(message);
+    this.#listeners.deliver(message);
   }
 
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    for (const listener of this.#closeListeners) listener();
+    if (!this.#listeners.close()) return;
     const peer = this.peer;
     queueMicrotask(() => peer?.close());
   }
 
   onMessage(listener: (message: Incoming) => void): () => void {
-    this.#messageListeners.add(listener);
-    return () => this.#messageListeners.delete(listener);
+    return this.#listeners.onMessage(listener);
   }
 
   onClose(listener: (error?: Error) => void): () => void {
-    this.#closeListeners.add(listener);
-    return () => this.#closeListeners.delete(listener);
+    return this.#listeners.onClose(listener);
   }
 }
