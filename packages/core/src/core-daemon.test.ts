@@ -56,6 +56,8 @@ describe("Core daemon", () => {
   it("sweeps managed workspaces a crashed Core left behind", async () => {
     await mkdir(join(home, "workspaces", "old-thread-1"), { recursive: true });
     core = await startCore(env);
+    // The sweep is part of what starts once Core listens.
+    await core.whenReady();
     expect(await readdir(join(home, "workspaces"))).toEqual([]);
   });
 

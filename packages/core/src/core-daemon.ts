@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
-import { AssetTransfers, type AssetTransfersOptions } from "./assets/asset-transfers.js";
+import type { AssetTransfers, AssetTransfersOptions } from "./assets/asset-transfers.js";
 import { DEFAULT_CONNECTION_LIMITS, PendingFrameBytes, type ConnectionLimits } from "./connection-limits.js";
 import { CoreClientConnection } from "./core-connection.js";
 import { acquireCoreLock } from "./core-lock.js";
@@ -14,7 +14,7 @@ import { ProcessGroupLedger } from "./process-group-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
 import { createRequestRouter } from "./request-router.js";
 import { SessionManager } from "./session-manager.js";
-import { SessionStore } from "./session-store/session-store.js";
+import type { SessionStore } from "./session-store/session-store.js";
 import { connectionClaimant } from "./request-router.js";
 import { ensureAttestationKey } from "./full-access-attestation.js";
 import { FullAccessGate } from "./full-access-gate.js";
@@ -24,8 +24,13 @@ import { sweepManagedWorkspaces } from "./workspace.js";
 
 export interface RunningCore {
   paths: CorePaths;
-  /** The loopback port asset bodies travel through, or null when the asset server could not start. */
-  assetPort: number | null;
+  /** The loopback port asset bodies travel through, or null when the asset server could not start (or has not yet). */
+  readonly assetPort: number | null;
+  /**
+   * Resolves once the session store is open, its sessions are rebuilt and the asset server runs (started now if it
+   * has not yet; see BACKGROUND_START_DELAY_MS). Rejects when rebuilding the sessions failed.
+   */
+  whenReady(): Promise<void>;
   /** Resolves once Core has stopped (after stop() or a shutdown request). */
   stopped: Promise<void>;
   stop(): Promise<void>;
@@ -111,7 +116,6 @@ async function startCoreSteps(
     scriptRunner: scriptRunnerSource(paths, env, scriptLedger),
     publish,
   });
-  sessions.warmUp();
   // Sessions unused past the retention setting end even while Core keeps running for weeks.
   const retentionSweep = setInterval(() => {
     sessions.sweepExpired().catch((error: unknown) => log("warn", "session retention sweep failed", { error: String(error) }));
@@ -119,10 +123,25 @@ async function startCoreSteps(
   retentionSweep.unref();
   undo.push(() => clearInterval(retentionSweep));
 
-  // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
-  const assets = await AssetTransfers.start(options.assets);
-  undo.push(() => assets.close());
-  await checkpoint();
+  // What a session request needs and a ping does not: loaded once Core listens, so connecting and the first ping need
+  // not wait for SQLite, the asset server or a provider probe. It starts with the first request that needs it, or
+  // shortly after Core listens when none comes.
+  let assets: AssetTransfers | undefined;
+  let background: Promise<void> | undefined;
+  const startBackground = (): Promise<void> => {
+    clearTimeout(backgroundTimer);
+    background ??= (async () => {
+      sessions.warmUp();
+      // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
+      const { AssetTransfers } = await import("./assets/asset-transfers.js");
+      assets = await AssetTransfers.start(options.assets);
+      await restoreSessions(paths, sessions);
+    })();
+    return background;
+  };
+  // A failure fails every request that waits for it, with the same error; Core keeps answering ping and shutdown.
+  const backgroundFailed = (error: unknown): void => log("error", "Core could not rebuild its sessions", { error: String(error) });
+  let backgroundTimer: NodeJS.Timeout | undefined;
 
   let stopping: Promise<void> | undefined;
   let markStopped: () => void = () => undefined;
@@ -131,8 +150,10 @@ async function startCoreSteps(
     stopping ??= (async () => {
       log("info", "Core stopping");
       clearInterval(retentionSweep);
+      clearTimeout(backgroundTimer);
       server.close();
-      await assets.close();
+      await background?.catch(() => undefined);
+      await assets?.close();
       await sessions.shutdown();
       watchdog.close();
       for (const connection of connections) connection.close();
@@ -144,18 +165,14 @@ async function startCoreSteps(
     return stopping;
   };
 
-  let settleRestore: { resolve: () => void; reject: (error: unknown) => void } = { resolve: () => undefined, reject: () => undefined };
-  const sessionsRestored = new Promise<void>((resolve, reject) => (settleRestore = { resolve, reject }));
-  // A failure there fails start-up itself; requests waiting on it get the same error.
-  sessionsRestored.catch(() => undefined);
   const route = createRequestRouter({
     sessions,
     home: paths.home,
     startedAt: new Date().toISOString(),
     requestShutdown: () => void stop(),
     fullAccess,
-    assets,
-    sessionsReady: sessionsRestored,
+    assets: () => assets,
+    whenReady: startBackground,
   });
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   const pendingFrameBytes = new PendingFrameBytes(limits.maxPendingFrameBytes);
@@ -193,24 +210,35 @@ async function startCoreSteps(
   });
   await chmod(paths.socketPath, 0o600);
   await checkpoint();
-  // Opened once Core listens, so a ping (and the host's connect) need not wait on SQLite; every other request does.
-  const restoring = restoreSessions(paths, sessions);
-  restoring.then(settleRestore.resolve, settleRestore.reject);
-  await restoring;
-  await checkpoint();
   // From here on, stop() owns the clean-up.
   undo.length = 0;
   options.signal?.addEventListener("abort", () => void stop(), { once: true });
+  backgroundTimer = setTimeout(() => startBackground().catch(backgroundFailed), BACKGROUND_START_DELAY_MS);
   log("info", "Core listening", { socket: paths.socketPath, pid: process.pid });
-  return { paths, assetPort: assets.port, stopped, stop };
+  return {
+    paths,
+    get assetPort() {
+      return assets?.port ?? null;
+    },
+    whenReady: startBackground,
+    stopped,
+    stop,
+  };
 }
+
+/**
+ * How long after listening Core starts loading what sessions need when no request has asked for it: long enough for
+ * the native host's connection and first ping to be answered at once, short enough to be done before a page's first
+ * session request usually arrives.
+ */
+const BACKGROUND_START_DELAY_MS = 50;
 
 /** How often sessions are checked against the retention setting. */
 const RETENTION_SWEEP_INTERVAL_MS = 60 * 60_000;
 
 /** Opens the store, rebuilds the sessions it holds, and removes managed workspaces no session owns any more. */
 async function restoreSessions(paths: CorePaths, sessions: SessionManager): Promise<void> {
-  const restored = await sessions.restore(openSessionStore(paths.sessionStoreFile));
+  const restored = await sessions.restore(await openSessionStore(paths.sessionStoreFile));
   if (restored.restored + restored.expired > 0) log("info", "restored the sessions of an earlier run", { ...restored });
   const swept = await sweepManagedWorkspaces(paths.workspacesDir, sessions.liveManagedWorkspaces());
   if (swept > 0) log("info", "removed workspaces no session owns", { count: swept });
@@ -221,8 +249,10 @@ async function restoreSessions(paths: CorePaths, sessions: SessionManager): Prom
  * The store, or the reason it cannot be used (corrupt, locked by another process, written by a newer Pedelec). The
  * file is left as it is: Core still starts, and every session request answers with that reason and its remedy.
  */
-function openSessionStore(file: string): SessionStore | PedelecError {
+async function openSessionStore(file: string): Promise<SessionStore | PedelecError> {
   try {
+    // SQLite's native module loads here, after Core listens.
+    const { SessionStore } = await import("./session-store/session-store.js");
     return SessionStore.open(file);
   } catch (error) {
     const failure = PedelecError.from(error, "SESSION_STORE_FAILED");

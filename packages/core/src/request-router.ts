@@ -28,9 +28,13 @@ export interface RouterContext {
   startedAt: string;
   requestShutdown: () => void;
   fullAccess: FullAccessGate;
-  assets: AssetTransfers;
-  /** Settles once the session store is open and its sessions rebuilt; every request but ping and shutdown waits for it. */
-  sessionsReady: Promise<void>;
+  /** The asset server's transfers once whenReady() has resolved; undefined before. */
+  assets: () => AssetTransfers | undefined;
+  /**
+   * Settles once the session store is open, its sessions rebuilt and the asset server started (starting all that if it
+   * has not started yet); every request but ping and shutdown waits for it.
+   */
+  whenReady: () => Promise<void>;
 }
 
 /**
@@ -123,10 +127,10 @@ export function createRequestRouter(context: RouterContext) {
         .scripts.cancel(payload.runId, new PedelecError("DENO_CANCELLED", "the page cancelled the run")),
     }),
     prepareAssetUpload: (payload, origin) =>
-      context.assets.prepareUpload(sessions.getForOrigin(payload.sessionId, origin), { path: payload.path, sizeBytes: payload.sizeBytes }),
+      startedAssets().prepareUpload(sessions.getForOrigin(payload.sessionId, origin), { path: payload.path, sizeBytes: payload.sizeBytes }),
     prepareAssetDownload: (payload, origin) =>
-      context.assets.prepareDownload(sessions.getForOrigin(payload.sessionId, origin), { path: payload.path }),
-    listAssets: (payload, origin) => context.assets.list(sessions.getForOrigin(payload.sessionId, origin)),
+      startedAssets().prepareDownload(sessions.getForOrigin(payload.sessionId, origin), { path: payload.path }),
+    listAssets: (payload, origin) => startedAssets().list(sessions.getForOrigin(payload.sessionId, origin)),
     revokeFullAccess: async (payload, origin) => {
       context.fullAccess.revoke(origin, payload.revokedAt);
       return sessions.revokeFullAccess(origin);
@@ -190,6 +194,13 @@ export function createRequestRouter(context: RouterContext) {
     },
   };
 
+  /** Asset handlers run after whenReady(), which starts the asset server (or records that it could not start). */
+  function startedAssets(): AssetTransfers {
+    const assets = context.assets();
+    if (assets === undefined) throw new PedelecError("ASSET_UPLOAD_SERVER_UNAVAILABLE", "the asset server has not started");
+    return assets;
+  }
+
   async function run(frame: CoreRequestFrame, connection: CoreClientConnection): Promise<unknown> {
     const { type } = frame;
     if (!isCoreRequestType(type)) throw new PedelecError("INVALID_INPUT", `unknown request type ${JSON.stringify(type)}`);
@@ -198,7 +209,7 @@ export function createRequestRouter(context: RouterContext) {
       const summary = summarizeIssues(parsed.error.issues);
       throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${summary.message}`, summary.details);
     }
-    if (type !== "ping" && type !== "shutdown") await context.sessionsReady;
+    if (type !== "ping" && type !== "shutdown") await context.whenReady();
     if (isSessionRequestType(type) || isExtensionToCoreRequestType(type)) {
       if (frame.origin === undefined) throw new PedelecError("INVALID_INPUT", `${type} needs the page origin`);
       const handler = sessionHandlers[type] as (

@@ -396,8 +396,8 @@ describe("asset transfers through Core", () => {
     cleanups.push(() => new Promise((resolvePromise) => blocker.close(() => resolvePromise())));
     const port = (blocker.address() as { port: number }).port;
     const { page, core, session } = await startHarness({ assets: { port } });
-    expect(core.assetPort).toBeNull();
     const { sessionId, assets } = await session();
+    expect(core.assetPort).toBeNull();
     await writeFile(join(assets, "a.txt"), "a");
     expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/b.txt", sizeBytes: 1 }, ORIGIN))).toBe("ASSET_UPLOAD_SERVER_UNAVAILABLE");
     expect(await codeOf(page.request("prepareAssetDownload", { sessionId, path: "/a.txt" }, ORIGIN))).toBe("ASSET_UPLOAD_SERVER_UNAVAILABLE");

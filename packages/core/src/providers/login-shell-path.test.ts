@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LoginShellPath, prefetchLoginShellPath } from "./login-shell-path.js";
+import { LoginShellPath } from "./login-shell-path.js";
 
 let root: string;
 beforeEach(async () => {
@@ -35,14 +35,4 @@ describe("LoginShellPath", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it("takes over a read prefetched for the same environment, and starts its own for another", async () => {
-    const runs = path.join(root, "runs");
-    const fake = await shell(`echo run >> ${JSON.stringify(runs)}; shift 3; eval "$1"`);
-    const env = { SHELL: fake, PATH: "/usr/bin" };
-    prefetchLoginShellPath(env);
-    expect(await new LoginShellPath(env).directories()).toEqual(["/usr/bin"]);
-    expect((await readFile(runs, "utf8")).trim().split("\n")).toHaveLength(1);
-    expect(await new LoginShellPath({ ...env }).directories()).toEqual(["/usr/bin"]);
-    expect((await readFile(runs, "utf8")).trim().split("\n")).toHaveLength(2);
-  });
 });

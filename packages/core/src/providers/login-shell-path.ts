@@ -13,18 +13,6 @@ interface ShellAnswer {
   settled?: string[];
 }
 
-/** A read started before Core made its LoginShellPath (prefetchLoginShellPath), for that one to take over. */
-let prefetched: { env: Record<string, string | undefined>; answer: ShellAnswer } | undefined;
-
-/**
- * Starts reading the login shell's PATH for `env` now; the first LoginShellPath made with this same `env` object takes
- * the read over. Core's entry calls it first thing, so the shell (a third of a second, and more with a busy profile)
- * runs while the rest of Core loads and starts rather than after: a page's first session waits for it.
- */
-export function prefetchLoginShellPath(env: Record<string, string | undefined>, timeoutMs = LOGIN_SHELL_TIMEOUT_MS): void {
-  prefetched = { env, answer: startReading(env, timeoutMs) };
-}
-
 /**
  * The PATH the user's login shell sets up. Core is often started by the browser, whose PATH lacks what the user's
  * shell profile adds (nvm, Homebrew, ~/.local/bin…), where agent CLIs and the `node` they run on usually live. The
@@ -40,10 +28,6 @@ export class LoginShellPath {
   ) {}
 
   directories(): Promise<string[]> {
-    if (this.#cached === undefined && prefetched?.env === this.env) {
-      this.#cached = prefetched.answer;
-      prefetched = undefined;
-    }
     if (this.#cached && Date.now() - this.#cached.at < CACHE_MS) return this.#cached.directories;
     this.#cached = startReading(this.env, this.timeoutMs);
     return this.#cached.directories;

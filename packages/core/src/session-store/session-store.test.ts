@@ -165,8 +165,6 @@ describe("SessionStore: events", () => {
     expect(seqs(store, "session-events-1", 15)).toEqual(range(16, 21));
     expect(seqs(store, "session-events-1", 21)).toEqual([]);
     expect(seqs(store, "session-unknown")).toEqual([]);
-    expect(store.oldestKeptSeq("session-events-1")).toBe(1);
-    expect(store.oldestKeptSeq("session-unknown")).toBeNull();
     expect(store.get("session-events-1")).toMatchObject({
       lastSeq: 21,
       lastActivityAt: chatDelta("session-events-1", 21).emittedAt,
@@ -198,7 +196,6 @@ describe("SessionStore: events", () => {
 
     expect(seqs(store, "session-window-1")).toEqual(range(901, 1_000));
     expect(seqs(store, "session-window-1", 950)).toEqual(range(951, 1_000));
-    expect(store.oldestKeptSeq("session-window-1")).toBe(901);
     // The last delete ran at seq 768 and removed everything up to 668.
     expect(eventRows("session-window-1")).toBe(1_000 - 668);
     store.close();
@@ -207,7 +204,6 @@ describe("SessionStore: events", () => {
     const smaller = open({ eventLimitPerSession: 50 });
     expect(eventRows("session-window-1")).toBe(50);
     expect(seqs(smaller, "session-window-1")).toEqual(range(951, 1_000));
-    expect(smaller.oldestKeptSeq("session-window-1")).toBe(951);
   });
 
   it("drops a session's events when it ends and keeps only its row; later events move lastSeq only", () => {
@@ -224,7 +220,6 @@ describe("SessionStore: events", () => {
       lastSeq: 10,
     });
     expect(store.eventsAfter("session-ending-1", 0)).toEqual([]);
-    expect(store.oldestKeptSeq("session-ending-1")).toBeNull();
     expect(store.listOpen()).toEqual([]);
 
     store.appendEvent(chatDelta("session-ending-1", 11));
@@ -234,21 +229,6 @@ describe("SessionStore: events", () => {
     expect(eventRows("session-ending-1")).toBe(0);
   });
 
-  it("deletes a session with its events; deleting an unknown id does nothing", () => {
-    const store = open();
-    store.insertSession(storedSession("session-deleted-1"));
-    store.insertSession(storedSession("session-kept-1"));
-    for (let seq = 1; seq <= 5; seq += 1) {
-      store.appendEvent(chatDelta("session-deleted-1", seq));
-      store.appendEvent(chatDelta("session-kept-1", seq));
-    }
-    store.delete("session-deleted-1");
-    store.delete("session-never-stored");
-    expect(store.get("session-deleted-1")).toBeUndefined();
-    expect(seqs(store, "session-kept-1")).toEqual(range(1, 5));
-    store.close();
-    expect(eventRows("session-deleted-1")).toBe(0);
-  });
 });
 
 describe("SessionStore.pruneEnded", () => {

@@ -182,7 +182,6 @@ export class SessionStore {
   readonly #updateSession: Database.Transaction<(sessionId: string, patch: StoredSessionPatch) => void>;
   readonly #appendEvent: Database.Transaction<(envelope: SessionEventEnvelope, patch: StoredSessionPatch) => void>;
   readonly #markEnded: Database.Transaction<(sessionId: string, reason: string, endedAt: string) => void>;
-  readonly #delete: Database.Transaction<(sessionId: string) => void>;
   readonly #pruneEnded: Database.Transaction<(keep: number, endedBefore: string) => string[]>;
 
   private constructor(
@@ -232,11 +231,6 @@ export class SessionStore {
       statements.deleteEvents.run(sessionId);
     });
 
-    this.#delete = database.transaction((sessionId: string) => {
-      statements.deleteEvents.run(sessionId);
-      statements.deleteSetup.run(sessionId);
-      statements.deleteSession.run(sessionId);
-    });
 
     this.#pruneEnded = database.transaction((keep: number, endedBefore: string) => {
       const ids = statements.endedToPrune.all({ keep, ended_before: endedBefore });
@@ -317,13 +311,6 @@ export class SessionStore {
     );
   }
 
-  /** The seq of the oldest event a replay can still return, or null when none is kept. */
-  oldestKeptSeq(sessionId: string): number | null {
-    return this.#guard("read events from", () => {
-      return this.#statements.oldestKeptSeq.get({ session_id: sessionId, limit: this.#eventLimit }) ?? null;
-    });
-  }
-
   get(sessionId: string): StoredSession | undefined {
     return this.#guard("read a session from", () => {
       const row = this.#statements.session.get(sessionId);
@@ -344,11 +331,6 @@ export class SessionStore {
   /** Ends a session: sets endedAt, endReason and status "ended", clears activeTurn and deletes its event log. */
   markEnded(sessionId: string, reason: string, endedAt: string): void {
     this.#guard("end a session in", () => this.#markEnded.immediate(sessionId, reason, endedAt));
-  }
-
-  /** Removes a session and its events; nothing happens for an id that is not stored. */
-  delete(sessionId: string): void {
-    this.#guard("delete a session from", () => this.#delete.immediate(sessionId));
   }
 
   /**
@@ -422,11 +404,6 @@ function prepareStatements(database: Database.Database) {
     eventsAfter: database
       .prepare<[{ session_id: string; after_seq: number; limit: number }], string>(
         `SELECT envelope FROM session_events WHERE session_id = @session_id AND seq > @after_seq AND ${keptWindow} ORDER BY seq`,
-      )
-      .pluck(),
-    oldestKeptSeq: database
-      .prepare<[{ session_id: string; limit: number }], number | null>(
-        `SELECT MIN(seq) FROM session_events WHERE session_id = @session_id AND ${keptWindow}`,
       )
       .pluck(),
     endedToPrune: database
