@@ -30,6 +30,31 @@ const accepts = (registry: ToolRegistry, name: string, argsJson: string): boolea
   }
 };
 
+describe("what counts as present", () => {
+  it("counts only own properties: a required name every object inherits is still missing from {}", () => {
+    const schema: Schema = { type: "object", properties: { constructor: { type: "string" }, toString: { type: "string" } }, required: ["constructor"] };
+    const registry = new ToolRegistry([tool("inherited", schema)], new ToolArgsValidators());
+    expect(accepts(registry, "inherited", "{}")).toBe(false);
+    expect(accepts(registry, "inherited", '{"constructor":"x"}')).toBe(true);
+    // An inherited function is not checked against the property's schema either.
+    expect(accepts(registry, "inherited", '{"constructor":"x","toString":"y"}')).toBe(true);
+  });
+
+  it("refuses, with a coded error, names uniqueItems cannot compare instead of throwing inside Ajv", () => {
+    const schema: Schema = { type: "object", properties: { tags: { type: "array", items: { type: "object" }, uniqueItems: true } } };
+    const registry = new ToolRegistry([tool("unique", schema)], new ToolArgsValidators());
+    // Ajv's comparison would call these as methods and throw a TypeError.
+    expect(() => registry.parseArgs("unique", '{"tags":[{},{"toString":null}]}')).toThrow(
+      expect.objectContaining({ code: "TOOL_ARGS_INVALID", message: expect.stringContaining("tags[1].toString") }),
+    );
+    expect(accepts(registry, "unique", '{"tags":[{"valueOf":1},{"valueOf":1}]}')).toBe(false);
+    expect(accepts(registry, "unique", '{"tags":[{"a":1},{"a":2}]}')).toBe(true);
+    // Without uniqueItems nothing compares, so the names are ordinary data.
+    const plain = new ToolRegistry([tool("plain", { type: "object", properties: { tags: { type: "array" } } })], new ToolArgsValidators());
+    expect(accepts(plain, "plain", '{"tags":[{},{"toString":null}]}')).toBe(true);
+  });
+});
+
 describe("validators shared between sessions", () => {
   it("keeps two sessions' tools of the same name and different schemas apart", () => {
     const validators = new ToolArgsValidators();

@@ -92,9 +92,10 @@ export class ToolArgsValidators {
   #newAjv(): Ajv {
     this.#compilations = 0;
     // Strict mode turns any unsupported keyword into an error. Patterns come from the page and run on Core's only
-    // thread: a linear-time engine, never a backtracking RegExp.
+    // thread: a linear-time engine, never a backtracking RegExp. Only own properties count: a required "constructor"
+    // is not present in {} just because every object inherits one.
     const AjvClass = ajvClass();
-    return new AjvClass({ allErrors: true, strict: true, strictRequired: false, code: { regExp: linearRegExp } });
+    return new AjvClass({ allErrors: true, strict: true, strictRequired: false, ownProperties: true, code: { regExp: linearRegExp } });
   }
 }
 

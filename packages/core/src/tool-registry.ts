@@ -1,4 +1,5 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
+import { firstUncomparableProperty, schemaUsesUniqueItems } from "@pedelec/protocol/uncomparable-args";
 import { clipText, MAX_ISSUE_MESSAGE_LENGTH, MAX_REPORTED_ISSUES } from "@pedelec/protocol/issue-summary";
 import { checkJsonLimits, describeJsonPath, JSON_VALUE_LIMITS, MAX_TOOL_ARGS_BYTES } from "@pedelec/protocol/json-limits";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -12,6 +13,8 @@ export interface RegisteredTool {
   argsSchema: ToolManifestEntry["argsSchema"];
   timeoutMs: number;
   validate: ValidateFunction;
+  /** The schema has uniqueItems somewhere (see uncomparable-args.ts). */
+  usesUniqueItems: boolean;
 }
 
 /** The session's tools, from the app's skills manifest: the runtime source of truth for specs and arg checks. */
@@ -32,6 +35,7 @@ export class ToolRegistry {
         argsSchema: entry.argsSchema,
         timeoutMs: entry.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
         validate,
+        usesUniqueItems: schemaUsesUniqueItems(entry.argsSchema),
       });
     }
   }
@@ -73,6 +77,13 @@ export class ToolRegistry {
     const bytes = Buffer.byteLength(JSON.stringify(args));
     if (bytes > MAX_TOOL_ARGS_BYTES) {
       throw new PedelecError("TOOL_ARGS_INVALID", `arguments for ${name} take ${bytes} bytes as JSON; the limit is ${MAX_TOOL_ARGS_BYTES}`);
+    }
+    const uncomparable = tool.usesUniqueItems ? firstUncomparableProperty(args) : null;
+    if (uncomparable !== null) {
+      throw new PedelecError(
+        "TOOL_ARGS_INVALID",
+        `arguments for ${name} are refused: ${describeJsonPath(uncomparable)} is a property name this tool's uniqueItems check cannot compare (toString, valueOf)`,
+      );
     }
     if (!tool.validate(args)) {
       const problems = (tool.validate.errors ?? []).map(describeProblem);

@@ -36,6 +36,8 @@ interface ChannelStatus {
   closedByLink: boolean;
   /** Core was connected on this channel and went away; the next "connected" is a new Core. */
   coreLost: boolean;
+  /** The host started Core the last time it connected or tried to (host-status `coreLaunched`). */
+  coreLaunched: boolean;
 }
 
 interface ChannelState {
@@ -73,6 +75,11 @@ export class NativeLink {
   /** The link is up and the host reports a live connection to Core. */
   get appConnected(): boolean {
     return this.#state?.status.core === "connected";
+  }
+
+  /** The host had to start Core (it was not running) the last time it connected or tried to, on the current channel. */
+  get coreLaunched(): boolean {
+    return this.#state?.status.coreLaunched ?? false;
   }
 
   /** Session events from Core, in arrival order. */
@@ -171,7 +178,7 @@ export class NativeLink {
   #ensureOpen(): ChannelState {
     if (this.#state) return this.#state;
     const channel = this.options.connect();
-    const status: ChannelStatus = { hostSpoke: false, core: undefined, closedByLink: false, coreLost: false };
+    const status: ChannelStatus = { hostSpoke: false, core: undefined, closedByLink: false, coreLost: false, coreLaunched: false };
     // Any piece of a message counts as the host speaking, even one still waiting for the rest of its chunks.
     channel.onMessage(() => {
       status.hostSpoke = true;
@@ -216,6 +223,7 @@ export class NativeLink {
       case "host-status": {
         const wasConnected = state.status.core === "connected";
         state.status.core = message.core;
+        if (message.coreLaunched !== undefined) state.status.coreLaunched = message.coreLaunched;
         if (message.core === "unavailable" && message.error) {
           const error = PedelecError.fromWire(message.error);
           state.client.failWaiting(error);

@@ -97,12 +97,16 @@ describe("PageGateway: getApprovalStatus", () => {
     expect(await responseOf(port, "1")).toEqual({
       id: "1",
       ok: true,
-      result: { installed: true, approved: true, origin: APP, appConnected: false },
+      result: { installed: true, approved: true, origin: APP, appConnected: false, appLaunched: false },
     });
     await createSession(context, port, "session-aaaa");
-    context.host.current.hello("connected");
+    context.host.current.hello("connected", false);
     port.fromPage({ id: "2", type: "getApprovalStatus", payload: {} });
-    expect(await responseOf(port, "2")).toMatchObject({ result: { appConnected: true } });
+    expect(await responseOf(port, "2")).toMatchObject({ result: { appConnected: true, appLaunched: false } });
+    // The host reports that it had to start Core.
+    context.host.current.hello("connected", true);
+    port.fromPage({ id: "3", type: "getApprovalStatus", payload: {} });
+    expect(await responseOf(port, "3")).toMatchObject({ result: { appConnected: true, appLaunched: true } });
     expect(context.windows.created).toBe(0);
   });
 

@@ -194,7 +194,8 @@ export class PageGateway {
     if (approved && !this.options.link.appConnected && this.#statusProbeTimeoutMs > 0) {
       await this.options.link.probe(this.#statusProbeTimeoutMs, signal);
     }
-    return { installed: true, approved, origin, appConnected: this.options.link.appConnected };
+    const { appConnected, coreLaunched } = this.options.link;
+    return { installed: true, approved, origin, appConnected, appLaunched: coreLaunched };
   }
 
   async #openSession(

@@ -65,7 +65,8 @@ describe("NativeHost", () => {
       core = await startCore({ ...process.env, PEDELEC_HOME: home });
     });
     host.start();
-    await waitFor((message) => message.kind === "host-status" && message.core === "connected");
+    // It says that it started Core, so the page can tell the user.
+    expect(await waitFor((message) => message.kind === "host-status" && message.core === "connected")).toMatchObject({ coreLaunched: true });
     host.handleMessage({ kind: "request", id: "r1", type: "resumeSession", origin: PAGE_ORIGIN, payload: { sessionId: UNKNOWN_SESSION } });
     // Core itself answered: the request went through.
     const answer = await waitFor((message) => message.kind === "response" && message.id === "r1");
@@ -77,7 +78,7 @@ describe("NativeHost", () => {
   it("answers CORE_RUNTIME_UNAVAILABLE when Core does not come up in time", async () => {
     const { host, waitFor } = hostWith(async () => undefined, 200);
     host.start();
-    await waitFor((message) => message.kind === "host-status" && message.core === "unavailable");
+    expect(await waitFor((message) => message.kind === "host-status" && message.core === "unavailable")).toMatchObject({ coreLaunched: true });
     host.handleMessage({ kind: "request", id: "r2", type: "resumeSession", origin: PAGE_ORIGIN, payload: { sessionId: UNKNOWN_SESSION } });
     const answer = await waitFor((message) => message.kind === "response" && message.id === "r2");
     expect(answer).toMatchObject({ ok: false, error: { code: "CORE_RUNTIME_UNAVAILABLE" } });
@@ -100,7 +101,8 @@ describe("NativeHost", () => {
     core = await startCore({ ...process.env, PEDELEC_HOME: home });
     const { host, received, waitFor } = hostWith(async () => undefined);
     host.start();
-    await waitFor((message) => message.kind === "host-status" && message.core === "connected");
+    // Core was running already: the host only connected to it.
+    expect(await waitFor((message) => message.kind === "host-status" && message.core === "connected")).toMatchObject({ coreLaunched: false });
     const localOnly = [
       { type: "runScript", payload: { threadId: UNKNOWN_SESSION, capability: "c".repeat(43), entry: "x.ts" } },
       { type: "shutdown", payload: {} },

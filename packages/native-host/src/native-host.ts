@@ -131,6 +131,7 @@ export class NativeHost {
   async #connect(): Promise<CoreConnection> {
     const { paths } = this.options;
     let connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
+    const launched = connection === undefined;
     if (!connection) {
       this.options.log("Core is not running; starting it", { home: paths.home });
       try {
@@ -145,14 +146,14 @@ export class NativeHost {
         "CORE_RUNTIME_UNAVAILABLE",
         `Pedelec Core did not start within ${this.options.coreStartTimeoutMs} ms (PEDELEC_HOME=${paths.home}); see ${paths.logsDir}/core.log`,
       );
-      this.#status("unavailable", error);
+      this.#status("unavailable", error, launched);
       throw error;
     }
-    this.#attach(connection);
+    this.#attach(connection, launched);
     return connection;
   }
 
-  #attach(connection: CoreConnection): void {
+  #attach(connection: CoreConnection, launched: boolean): void {
     this.#core = connection;
     connection.onFrame((frame) => {
       if (frame.kind === "response") this.#inFlight.delete(frame.id);
@@ -167,13 +168,14 @@ export class NativeHost {
       for (const id of this.#inFlight) this.#fail(id, lost);
       this.#inFlight.clear();
       this.options.log("lost the connection to Core", { error: lost.message });
-      this.#status("unavailable", lost);
+      this.#status("unavailable", lost, launched);
     });
-    this.#status("connected");
+    this.#status("connected", undefined, launched);
   }
 
-  #status(core: HostStatusFrame["core"], error?: PedelecError): void {
+  #status(core: HostStatusFrame["core"], error?: PedelecError, coreLaunched?: boolean): void {
     const frame: HostStatusFrame = { kind: "host-status", version: CORE_VERSION, core };
+    if (coreLaunched !== undefined) frame.coreLaunched = coreLaunched;
     if (error) frame.error = error.toWire();
     this.options.sendToExtension(frame);
   }

@@ -92,6 +92,7 @@ export const ERROR_CODES = [
   "FULL_ACCESS_ATTESTATION_REPLAYED",
 ] as const;
 
+/** A code of Pedelec's error catalogue; docs/errors.md says which layer raises each, what it means and what to do. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 const codeSet: ReadonlySet<string> = new Set(ERROR_CODES);

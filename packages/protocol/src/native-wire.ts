@@ -40,6 +40,11 @@ export const hostStatusFrameSchema = z.object({
   kind: z.literal("host-status"),
   version: z.string(),
   core: z.enum(["connecting", "connected", "unavailable"]),
+  /**
+   * With "connected" or "unavailable": whether this host started Core because none was running (a Core it only
+   * connected to is false). Absent while connecting.
+   */
+  coreLaunched: z.boolean().optional(),
   error: wireErrorSchema.optional(),
 });
 export type HostStatusFrame = z.infer<typeof hostStatusFrameSchema>;

@@ -18,6 +18,11 @@ export const extensionRequestSchemas = {
       origin: z.string(),
       /** Whether the extension holds a live connection to the desktop runtime. */
       appConnected: z.boolean(),
+      /**
+       * Whether the native host had to start the desktop runtime (it was not running) the last time it connected or
+       * tried to, for the extension's current link; false when it found one running or has not tried.
+       */
+      appLaunched: z.boolean(),
     }),
   },
 } as const;

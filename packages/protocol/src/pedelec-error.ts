@@ -26,12 +26,14 @@ export class PedelecError extends Error {
     if (details !== undefined) this.details = details;
   }
 
+  /** The error as plain JSON, to send across a hop (a message port, a pipe, a socket). */
   toWire(): WireError {
     return this.details === undefined
       ? { code: this.code, message: this.message }
       : { code: this.code, message: this.message, details: this.details };
   }
 
+  /** The PedelecError a `toWire()` answer stands for, with the same code, message and details. */
   static fromWire(error: WireError): PedelecError {
     return new PedelecError(error.code, error.message, error.details);
   }

@@ -114,8 +114,8 @@ export class FakeNativeChannel implements NativeChannel {
     for (const listener of [...this.#messageListeners]) listener(copy);
   }
 
-  hello(core: "connecting" | "connected" | "unavailable" = "connected"): void {
-    this.emit({ kind: "host-status", version: "0.1.0", core });
+  hello(core: "connecting" | "connected" | "unavailable" = "connected", coreLaunched?: boolean): void {
+    this.emit({ kind: "host-status", version: "0.1.0", core, ...(coreLaunched === undefined ? {} : { coreLaunched }) });
   }
 
   /** The host goes away; `errorMessage` plays chrome.runtime.lastError.message. */
