@@ -35,7 +35,7 @@ describe("Bridge", () => {
     const slow = bridge.request("cancelTurn", { sessionId: "session-slow" });
     const fast = bridge.request("getApprovalStatus", {});
     await expect(fast).resolves.toEqual({
-      result: { installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true },
+      result: { installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true, appLaunched: false },
       generation: 1,
     });
     await expect(slow).resolves.toEqual({ result: { cancelled: true }, generation: 1 });
@@ -126,7 +126,7 @@ describe("Bridge", () => {
     expect((await pending).code).toBe("SDK_BRIDGE_TIMEOUT");
     const protocolErrors: PedelecError[] = [];
     bridge.onProtocolError((error) => protocolErrors.push(error));
-    extension.send({ id: request.id, ok: true, result: { installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true } });
+    extension.send({ id: request.id, ok: true, result: { installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true, appLaunched: false } });
     await vi.advanceTimersByTimeAsync(0);
     expect(protocolErrors).toEqual([]);
   });

@@ -2,7 +2,7 @@ import { extensionToPageMessageSchema, isPageRequestType, type ExtensionToPageMe
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
-import { findExtensionRuntime, isAbsentExtensionMessage, openExtensionTransport } from "./extension-port.js";
+import { findExtensionRuntime, isAbsentExtensionMessage, openExtensionTransport, type ExtensionRuntime } from "./extension-port.js";
 import { toJsonResult } from "./json-result.js";
 import { ListenerSet } from "./listener-set.js";
 import { randomId } from "./random-id.js";
@@ -12,6 +12,8 @@ export interface BridgeOptions {
   extensionId: string;
   /** Milliseconds a request may wait for its answer (paused while the user is asked for approval). */
   timeoutMs: number;
+  /** Used instead of the page's `chrome.runtime` (the testing kit's stand-in of the extension). */
+  runtime?: ExtensionRuntime;
 }
 
 /** Per-request options of `Bridge.request`. */
@@ -99,9 +101,12 @@ export class Bridge {
     return this.#disconnectListeners.add(listener);
   }
 
+  #runtime: ExtensionRuntime | undefined;
+
   #connect(): Connection | undefined {
     if (this.#connection !== undefined) return this.#connection;
-    const runtime = findExtensionRuntime();
+    // Looked up until found, then kept: a page's `chrome.runtime` does not change, and a client never jumps to another.
+    const runtime = this.#options.runtime ?? (this.#runtime ??= findExtensionRuntime());
     if (runtime === undefined) return undefined;
     let transport;
     try {

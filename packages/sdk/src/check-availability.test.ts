@@ -5,10 +5,21 @@ import { FakeExtension, TEST_ORIGIN } from "./testing/fake-extension.js";
 
 const SETTINGS = { defaultProvider: "claude", defaultEffortLevel: "medium", defaultModels: {} };
 
-function extensionWith(status: { approved: boolean; appConnected: boolean }): FakeExtension {
+interface LinkStatus {
+  approved: boolean;
+  appConnected: boolean;
+  appLaunched?: boolean;
+}
+
+/** An extension whose status is `before` until the page's first request that reaches Core, and `after` from then on. */
+function extensionWith(before: LinkStatus, after: LinkStatus = before): FakeExtension {
   const extension = new FakeExtension().install();
-  extension.handle("getApprovalStatus", () => ({ installed: true, origin: TEST_ORIGIN, ...status }));
-  extension.handle("getSettings", () => SETTINGS);
+  let reachedCore = false;
+  extension.handle("getApprovalStatus", () => ({ installed: true, origin: TEST_ORIGIN, appLaunched: false, ...(reachedCore ? after : before) }));
+  extension.handle("getSettings", () => {
+    reachedCore = true;
+    return SETTINGS;
+  });
   return extension;
 }
 
@@ -58,17 +69,29 @@ describe("pedelec.checkAvailability()", () => {
     expect(extension.requests.map((request) => request.type)).toEqual(["getApprovalStatus", "getSettings"]);
   });
 
-  it("says the desktop had to be started when the extension had no connection to it", async () => {
-    extensionWith({ approved: true, appConnected: false });
+  it("says the desktop had to be started when the native host reports it started it", async () => {
+    const extension = extensionWith({ approved: true, appConnected: false }, { approved: true, appConnected: true, appLaunched: true });
     await expect(new Pedelec().checkAvailability()).resolves.toMatchObject({
       available: true,
       desktop: { available: true, launchAttempted: true },
     });
+    expect(extension.requests.map((request) => request.type)).toEqual(["getApprovalStatus", "getSettings", "getApprovalStatus"]);
+  });
+
+  it("says no launch was needed when the native host found the desktop running", async () => {
+    extensionWith({ approved: true, appConnected: false }, { approved: true, appConnected: true, appLaunched: false });
+    await expect(new Pedelec().checkAvailability()).resolves.toMatchObject({ desktop: { available: true, launchAttempted: false } });
+  });
+
+  it("takes the launch from the status when the status check itself brought the desktop up", async () => {
+    extensionWith({ approved: true, appConnected: true, appLaunched: true });
+    await expect(new Pedelec().checkAvailability()).resolves.toMatchObject({ desktop: { available: true, launchAttempted: true } });
   });
 
   it("reports a desktop that did not start, with Core's error", async () => {
     const extension = extensionWith({ approved: true, appConnected: false });
     extension.handle("getSettings", () => {
+      extension.handle("getApprovalStatus", () => ({ installed: true, origin: TEST_ORIGIN, approved: true, appConnected: false, appLaunched: true }));
       throw new PedelecError("CORE_RUNTIME_UNAVAILABLE", "Pedelec Core did not start within 10000 ms");
     });
     const availability = await new Pedelec().checkAvailability();

@@ -19,6 +19,20 @@ export interface ExtensionRuntime {
 }
 
 /**
+ * The option key under which a `Pedelec` may be handed the runtime to use instead of the page's `chrome.runtime`:
+ * the testing kit's in-page stand-in of the extension. Not part of the public options type. A registered symbol, so
+ * the kit reaches a client built from another copy of this module (one bundle per package entry).
+ */
+export const EXTENSION_RUNTIME_OPTION: unique symbol = Symbol.for("@kaoruisaac/pedelec/extension-runtime");
+
+/** The runtime a Pedelec's options carry under EXTENSION_RUNTIME_OPTION, if any. */
+export function injectedExtensionRuntime(options: unknown): ExtensionRuntime | undefined {
+  if (typeof options !== "object" || options === null) return undefined;
+  const runtime = (options as { [EXTENSION_RUNTIME_OPTION]?: Partial<ExtensionRuntime> })[EXTENSION_RUNTIME_OPTION];
+  return typeof runtime?.connect === "function" ? (runtime as ExtensionRuntime) : undefined;
+}
+
+/**
  * The runtime through which this page can reach an extension, or undefined outside a browser page or when
  * no extension exposes `chrome.runtime.connect` to this origin. Read on every connect, never at import time.
  */

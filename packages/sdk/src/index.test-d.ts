@@ -1,4 +1,8 @@
+import { toJsonSchema, toStandardJsonSchema } from "@valibot/to-json-schema";
+import { type } from "arktype";
+import * as v from "valibot";
 import { describe, expectTypeOf, it } from "vitest";
+import { z } from "zod";
 import {
   defineTool,
   PedelecError,
@@ -20,7 +24,11 @@ import {
   type SendTextOptions,
   type SessionEndReason,
   type SessionStatus,
+  type StandardSchemaToolDefinition,
+  type ToolArgsMap,
+  type ToolArgsOf,
   type ToolDefinition,
+  type ToolHandler,
   type TurnKind,
   type ChatMessage,
   type CreateSessionRequestOptions,
@@ -266,5 +274,107 @@ describe("assets", () => {
     void session.readAsset("/a.bin", "binary");
     // @ts-expect-error -- the kind is required
     void session.readAsset("/a.txt");
+  });
+});
+
+const addNote = defineTool({
+  name: "add_note",
+  description: "Add a note.",
+  args: z.object({ title: z.string().min(1), body: z.string().optional(), count: z.string().transform(Number) }),
+  handler: (args, context) => {
+    expectTypeOf(args).toEqualTypeOf<{ title: string; body?: string | undefined; count: number }>();
+    expectTypeOf(context.toolName).toEqualTypeOf<"add_note">();
+    return { id: args.title };
+  },
+});
+const rateValibot = defineTool({
+  name: "rate",
+  description: "Rate.",
+  args: toStandardJsonSchema(v.object({ stars: v.pipe(v.number(), v.integer()), comment: v.optional(v.string()) })),
+  handler: (args) => {
+    expectTypeOf(args).toEqualTypeOf<{ stars: number; comment?: string | undefined }>();
+    return null;
+  },
+});
+const valibotSchema = v.object({ label: v.picklist(["red", "green"]) });
+const labelValibot = defineTool({
+  name: "label",
+  description: "Label.",
+  args: valibotSchema,
+  jsonSchema: toJsonSchema(valibotSchema, { typeMode: "input" }),
+});
+const tagArktype = defineTool({
+  name: "tag",
+  description: "Tag.",
+  args: type({ label: "string", "weight?": "number.integer" }),
+  handler: (args) => {
+    expectTypeOf(args).toEqualTypeOf<{ label: string; weight?: number }>();
+    return null;
+  },
+});
+
+describe("Standard Schema tools", () => {
+  it("type the arguments from zod, valibot and arktype schemas", () => {
+    expectTypeOf(addNote).toEqualTypeOf<ToolDefinition<"add_note", { title: string; body?: string | undefined; count: number }>>();
+    expectTypeOf(addNote).toEqualTypeOf<StandardSchemaToolDefinition<"add_note", { title: string; body?: string | undefined; count: number }>>();
+    expectTypeOf<ToolArgsOf<typeof addNote>>().toEqualTypeOf<{ title: string; body?: string | undefined; count: number }>();
+    expectTypeOf<ToolArgsOf<typeof rateValibot>>().toEqualTypeOf<{ stars: number; comment?: string | undefined }>();
+    expectTypeOf<ToolArgsOf<typeof labelValibot>>().toEqualTypeOf<{ label: "red" | "green" }>();
+    expectTypeOf<ToolArgsOf<typeof tagArktype>>().toEqualTypeOf<{ label: string; weight?: number }>();
+    expectTypeOf<ToolArgsOf<typeof addTodo>>().toBeUnknown();
+    for (const tool of [addNote, rateValibot, labelValibot, tagArktype]) expectTypeOf(tool).toExtend<ToolDefinition>();
+  });
+
+  it("refuses a handler whose arguments do not fit the schema", () => {
+    // @ts-expect-error -- title is a string
+    defineTool({ name: "wrong", description: "Wrong.", args: z.object({ title: z.string() }), handler: (args: { title: number }) => args.title });
+  });
+
+  it("takes exactly one of args and argsSchema, and args must be a Standard Schema", () => {
+    // @ts-expect-error -- not both
+    defineTool({ name: "both", description: "Both.", args: z.object({}), argsSchema: { type: "object" } });
+    // @ts-expect-error -- args is a Standard Schema, not a JSON Schema
+    defineTool({ name: "json", description: "JSON.", args: { type: "object" } });
+    // @ts-expect-error -- one of them is needed
+    defineTool({ name: "none", description: "None." });
+  });
+
+  it("type each onTool handler's arguments from its tool, and keep argsSchema tools unknown", async () => {
+    const session = await pedelec.createSession({ skills: { guidance: "", tools: [addNote, addTodo, tagArktype] } });
+    expectTypeOf(session).toEqualTypeOf<
+      PedelecSession<"add_note" | "add_todo" | "tag", ToolArgsMap<readonly [typeof addNote, typeof addTodo, typeof tagArktype]>>
+    >();
+    session.onTool("add_note", (args, context) => {
+      expectTypeOf(args).toEqualTypeOf<{ title: string; body?: string | undefined; count: number }>();
+      expectTypeOf(context.toolName).toEqualTypeOf<"add_note">();
+      return args.count + 1;
+    });
+    session.onTool("add_todo", (args) => expectTypeOf(args).toBeUnknown());
+    session.onTool("tag", (args) => args.label.toUpperCase());
+    // @ts-expect-error -- not a tool of this session
+    session.onTool("rate", () => null);
+    // @ts-expect-error -- count is a number once the schema ran
+    session.onTool("add_note", (args: { count: string }) => args.count);
+    session.onTool((args) => expectTypeOf(args).toBeUnknown());
+    const typed: ToolHandler<"tag", { label: string; weight?: number }> = (args) => args.weight ?? 0;
+    session.onTool("tag", typed);
+  });
+
+  it("still refuses a model without a provider when tools have schemas", () => {
+    // @ts-expect-error -- model needs an explicit provider
+    void pedelec.createSession({ model: "sonnet", skills: { guidance: "", tools: [addNote] } });
+    void pedelec.createSession({ provider: "claude", model: "sonnet", skills: { guidance: "", tools: [addNote, rateValibot] } });
+  });
+
+  it("type a resumed session from the tools it is given", async () => {
+    const session = await pedelec.resumeSession("session-0001", { afterSeq: 3, tools: [addNote, rateValibot] });
+    expectTypeOf(session).toEqualTypeOf<PedelecSession<"add_note" | "rate", ToolArgsMap<readonly [typeof addNote, typeof rateValibot]>>>();
+    session.onTool("rate", (args) => expectTypeOf(args.stars).toEqualTypeOf<number>());
+    // @ts-expect-error -- not among the tools given
+    session.onTool("tag", () => null);
+    const untyped = await pedelec.resumeSession("session-0001");
+    untyped.onTool("anything", (args) => expectTypeOf(args).toBeUnknown());
+    expectTypeOf(untyped).toExtend<PedelecSession>();
+    expectTypeOf(session).toExtend<PedelecSession>();
   });
 });

@@ -2,6 +2,9 @@
 export { Pedelec, DEFAULT_BRIDGE_TIMEOUT_MS } from "./pedelec.js";
 export { PedelecSession } from "./pedelec-session.js";
 export { defineTool } from "./define-tool.js";
+export type { StandardSchemaToolInput } from "./define-tool.js";
+// The interface every Standard Schema library implements; tool definitions name it.
+export type { StandardSchemaV1 } from "@standard-schema/spec";
 export { PedelecError } from "@pedelec/protocol/pedelec-error";
 export type { WireError } from "@pedelec/protocol/pedelec-error";
 export type { ErrorCode } from "@pedelec/protocol/error-codes";
@@ -21,6 +24,7 @@ export type {
   CreateSessionOptions,
   CreateSessionRequestOptions,
   EffortLevel,
+  JsonSchemaToolDefinition,
   JsonValue,
   PedelecAvailability,
   PedelecEventContext,
@@ -39,8 +43,14 @@ export type {
   SessionEndReason,
   SessionSkills,
   SessionStatus,
+  StandardSchemaToolDefinition,
+  ToolArgsFor,
+  ToolArgsMap,
+  ToolArgsOf,
   ToolArgsSchema,
+  ToolArgsStandardSchema,
   ToolDefinition,
+  ToolDefinitionBase,
   ToolHandler,
   ToolHandlerContext,
   ToolNameOf,

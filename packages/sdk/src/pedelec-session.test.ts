@@ -395,6 +395,31 @@ describe("PedelecSession and the extension connection", () => {
     expect(extension.connections).toHaveLength(2);
   });
 
+  it("re-attaches by itself after the port died, so a tool call made meanwhile still reaches its handler once", async () => {
+    const extension = new FakeExtension().install();
+    const addTodo = { name: "add_todo", description: "Add a card.", argsSchema: { type: "object", properties: {} } } as const;
+    const session = await new Pedelec().createSession({ provider: "claude", skills: { guidance: "", tools: [addTodo] } });
+    const handled: string[] = [];
+    session.onTool("add_todo", (_args, context) => {
+      handled.push(context.toolRequestId);
+      return { added: true };
+    });
+    extension.dropPort();
+    const call = { turnId: "t1", toolRequestId: "call-while-away", toolName: "add_todo", args: {}, timeoutMs: 60_000 };
+    // The agent asks while the page has no port; Core keeps the request for the page's return.
+    extension.emit(SESSION_ID, { type: "tool-call-requested", ...call });
+    extension.handle("resumeSession", (request, fake, route) => {
+      fake.replay(SESSION_ID, (request.payload as { afterSeq: number }).afterSeq, route);
+      return sessionInfo({ lastSeq: fake.lastSeqOf(SESSION_ID), status: "waiting_tool_result", pendingToolCalls: [call] });
+    });
+    // No call from the app: the handle notices the dead port and comes back on its own.
+    const submitted = await extension.waitForRequest("submitToolResult");
+    expect(submitted.payload).toMatchObject({ toolRequestId: "call-while-away", outcome: { ok: true, result: { added: true } } });
+    expect(extension.requestsOf("resumeSession").map((request) => request.payload)).toEqual([{ sessionId: SESSION_ID, afterSeq: 0 }]);
+    expect(handled).toEqual(["call-while-away"]);
+    expect(extension.connections).toHaveLength(2);
+  });
+
   it("ends the session when it is gone after a reconnect", async () => {
     const { extension, session } = await openSession();
     extension.dropPort();

@@ -9,6 +9,7 @@ import { randomId } from "./random-id.js";
 import { validateRequestPayload } from "./request-validation.js";
 import type { ToolCallLedger } from "./tool-call-ledger.js";
 import { ToolDispatcher } from "./tool-dispatch.js";
+import type { ArgsValidator } from "./tool-schema/tool-args-check.js";
 import { WorkspaceRuns } from "./workspace-runs.js";
 import { SessionAssets } from "./session-assets.js";
 import type { UploadBody } from "./asset-upload-body.js";
@@ -23,6 +24,7 @@ import type {
   PedelecRunOptions,
   PedelecWorkspace,
   SendTextOptions,
+  ToolArgsFor,
   ToolHandler,
 } from "./types.js";
 
@@ -33,6 +35,8 @@ export interface SessionInit {
   readonly generation: number;
   readonly bridge: Bridge;
   readonly inlineHandlers: ReadonlyMap<string, ToolHandler>;
+  /** The page's argument check of each tool it was given, run before any handler. */
+  readonly argsValidators?: ReadonlyMap<string, ArgsValidator>;
   /** The tool calls this page's client has taken, shared by its handles. */
   readonly toolCalls: ToolCallLedger;
   /** A resume's `afterSeq`: Core replays the kept events after it, and the handle takes them. */
@@ -64,6 +68,8 @@ const INTENDED_STOPS: ReadonlySet<string> = new Set(["TURN_CANCELLED", "SESSION_
 const BUSY_STATUSES: ReadonlySet<SessionStatus> = new Set(["running", "waiting_tool_result"]);
 /** Turn kinds are remembered for this many recent turns, so late events of a turn still carry it. */
 const REMEMBERED_TURNS = 64;
+/** When to try re-attaching after the port died, each delay after the previous try failed (about 4.5 s in all). */
+const EAGER_REATTACH_DELAYS_MS = [50, 250, 1_000, 3_000];
 
 /**
  * One agent session. Get it from `pedelec.createSession()` or `pedelec.resumeSession()`.
@@ -77,7 +83,7 @@ const REMEMBERED_TURNS = 64;
  * await session.end();
  * ```
  */
-export class PedelecSession<TToolName extends string = string> {
+export class PedelecSession<TToolName extends string = string, TToolArgs = Record<TToolName, unknown>> {
   /** Core's id of the session (also its thread id). */
   readonly sessionId: string;
   /** The agent backend the session runs on. */
@@ -109,6 +115,8 @@ export class PedelecSession<TToolName extends string = string> {
   /** Events held back until the caller of resumeSession() got the handle. */
   #deferred: SessionEventEnvelope[] | undefined;
   #deferredTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The next eager re-attach after the port died (see #reattachSoon). */
+  #reattachTimer: ReturnType<typeof setTimeout> | undefined;
   /** Events that arrive while a re-attach waits for its answer: handled once the answer told where the replay ends. */
   #held: SessionEventEnvelope[] | undefined;
   #ownTurn: OwnTurn | undefined;
@@ -164,6 +172,7 @@ export class PedelecSession<TToolName extends string = string> {
     this.#tools = new ToolDispatcher({
       sessionId: info.sessionId,
       inlineHandlers: init.inlineHandlers,
+      argsValidators: init.argsValidators,
       ledger: init.toolCalls,
       claim: (toolRequestId) => this.#claimToolCall(toolRequestId),
       submit: (toolRequestId, outcome) => this.#submitToolResult(toolRequestId, outcome),
@@ -381,7 +390,10 @@ export class PedelecSession<TToolName extends string = string> {
 
   /**
    * Registers a tool handler: for one tool name, or (without a name) the generic fallback for tools that
-   * have neither a named nor an inline handler. The newest registration wins.
+   * have neither a named nor an inline handler. The newest registration wins; a named one replaces the tool's own
+   * `handler` (registered by createSession / resumeSession) until it is unsubscribed. For a tool defined with a
+   * Standard Schema (`args`), the handler's arguments are typed from the schema and are its output: the page checks
+   * every call with the tool's schema first and answers an invalid one `TOOL_ARGS_INVALID` without running a handler.
    *
    * Each call runs once: the page claims it from the Desktop before the handler runs, so when several tabs follow the
    * session only one of them runs it (should that tab close unanswered, another one gets the call). `context.signal`
@@ -394,13 +406,14 @@ export class PedelecSession<TToolName extends string = string> {
    * ```
    */
   onTool(handler: ToolHandler): () => void;
-  onTool<TName extends TToolName>(name: TName, handler: ToolHandler<TName>): () => void;
-  onTool(nameOrHandler: string | ToolHandler, handler?: ToolHandler): () => void {
+  onTool<TName extends TToolName>(name: TName, handler: ToolHandler<TName, ToolArgsFor<TToolArgs, TName>>): () => void;
+  onTool(nameOrHandler: string | ToolHandler, handler?: ToolHandler<string, never>): () => void {
     if (typeof nameOrHandler === "function") return this.#tools.register(undefined, nameOrHandler);
     if (typeof nameOrHandler !== "string" || typeof handler !== "function") {
       throw new PedelecError("INVALID_INPUT", "onTool takes a handler, or a tool name and a handler");
     }
-    return this.#tools.register(nameOrHandler, handler);
+    // The page checked the arguments against the tool's schema before any handler gets them.
+    return this.#tools.register(nameOrHandler, handler as ToolHandler);
   }
 
   /** Normalized provider activity: a command run, a file edited, a web search… */
@@ -702,6 +715,22 @@ export class PedelecSession<TToolName extends string = string> {
     if (generation !== this.#generation || this.#endedBy !== undefined) return;
     this.#generation = undefined;
     this.#interrupt(error);
+    this.#reattachSoon(0);
+  }
+
+  /**
+   * Re-attaches without waiting for the app's next call: a page that only waits (for the agent's next tool call, say)
+   * would otherwise hear nothing after its port died, as when the extension's service worker restarts. A few tries,
+   * spaced out; after that, the next call re-attaches (and reports what is wrong).
+   */
+  #reattachSoon(attempt: number): void {
+    const delay = EAGER_REATTACH_DELAYS_MS[attempt];
+    if (delay === undefined) return;
+    clearTimeout(this.#reattachTimer);
+    this.#reattachTimer = setTimeout(() => {
+      if (this.#endedBy !== undefined || this.#generation !== undefined) return;
+      this.#ensureSubscribed().catch(() => this.#reattachSoon(attempt + 1));
+    }, delay);
   }
 
   /**
@@ -736,6 +765,7 @@ export class PedelecSession<TToolName extends string = string> {
     this.#endedBy = endedBy;
     this.#endContext = context;
     clearTimeout(this.#deferredTimer);
+    clearTimeout(this.#reattachTimer);
     this.#deferred = undefined;
     for (const unsubscribe of this.#unsubscribeBridge) unsubscribe();
     const error = sessionEnded();

@@ -25,6 +25,7 @@ describe("Pedelec outside a page with the extension", () => {
       approved: false,
       origin: "",
       appConnected: false,
+      appLaunched: false,
     });
   });
 
@@ -37,6 +38,7 @@ describe("Pedelec outside a page with the extension", () => {
       approved: false,
       origin: TEST_ORIGIN,
       appConnected: false,
+      appLaunched: false,
     });
   });
 
@@ -67,6 +69,7 @@ describe("Pedelec", () => {
       approved: true,
       origin: TEST_ORIGIN,
       appConnected: true,
+      appLaunched: false,
     });
   });
 

@@ -5,7 +5,8 @@ import type { SessionInfo } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { abortError, checkSignal, untilAborted } from "./abort.js";
 import { Bridge, type BridgeAnswer } from "./bridge.js";
-import { prepareCreateSession } from "./create-session-input.js";
+import { prepareCreateSession, prepareResumeTools } from "./create-session-input.js";
+import { injectedExtensionRuntime } from "./extension-port.js";
 import { PedelecSession } from "./pedelec-session.js";
 import { ToolCallLedger } from "./tool-call-ledger.js";
 import type {
@@ -17,6 +18,7 @@ import type {
   PedelecSettings,
   ProviderAvailability,
   ResumeSessionOptions,
+  ToolArgsMap,
   ToolDefinition,
   ToolNameOf,
 } from "./types.js";
@@ -49,12 +51,17 @@ export class Pedelec {
   constructor(options: PedelecOptions = {}) {
     const extensionId =
       typeof options?.extensionId === "string" && options.extensionId.length > 0 ? options.extensionId : DEFAULT_EXTENSION_ID;
-    this.#bridge = new Bridge({ extensionId, timeoutMs: normalizeTimeout(options?.bridgeTimeoutMs) });
+    this.#bridge = new Bridge({
+      extensionId,
+      timeoutMs: normalizeTimeout(options?.bridgeTimeoutMs),
+      runtime: injectedExtensionRuntime(options),
+    });
   }
 
   /**
    * Creates an agent session. The first call from an origin waits while the extension asks the user for
-   * approval. Tool handlers stay in the page; only names, descriptions and schemas are sent. `options.signal` gives
+   * approval. Tool handlers stay in the page; only names, descriptions and schemas are sent (a Standard Schema as its
+   * JSON Schema). Each tool's own `handler` is registered; `session.onTool(name, …)` replaces it. `options.signal` gives
    * up waiting (see `CreateSessionRequestOptions`).
    *
    * @example
@@ -71,7 +78,7 @@ export class Pedelec {
   async createSession<const TTools extends readonly ToolDefinition[] = readonly []>(
     input?: CreateSessionOptions<TTools>,
     options?: CreateSessionRequestOptions,
-  ): Promise<PedelecSession<ToolNameOf<TTools>>> {
+  ): Promise<PedelecSession<ToolNameOf<TTools>, ToolArgsMap<TTools>>> {
     const prepared = prepareCreateSession(input);
     const signal = checkSignal(options?.signal, "createSession");
     const aborted = (): PedelecError => requestAborted(signal!, "createSession");
@@ -79,11 +86,12 @@ export class Pedelec {
     const answer = await untilAborted(this.#bridge.request("createSession", prepared.payload), signal, aborted, (late) =>
       this.#endAbandoned(late),
     );
-    return new PedelecSession<ToolNameOf<TTools>>({
+    return new PedelecSession<ToolNameOf<TTools>, ToolArgsMap<TTools>>({
       info: answer.result as SessionInfo,
       generation: answer.generation,
       bridge: this.#bridge,
       inlineHandlers: prepared.inlineHandlers,
+      argsValidators: prepared.argsValidators,
       toolCalls: this.#toolCalls,
     });
   }
@@ -93,25 +101,31 @@ export class Pedelec {
    * from a second tab). With `options.afterSeq` (the newest `context.seq` the page handled) the events it missed are
    * replayed once, in order; without it only new events arrive. Either way tool calls still waiting for a page are run
    * here unless another tab already took them, and a turn running now is followed to its end (reported through the
-   * callbacks; no `sendText()` promise belongs to it). Inline handlers are not known here: register them with
+   * callbacks; no `sendText()` promise belongs to it). Pass the session's tool definitions as `options.tools` to register
+   * their own handlers and argument checks (nothing is sent) and type `onTool` by them; or register handlers with
    * `onTool(name, …)` right after the await, before anything is dispatched.
    *
-   * Rejects with `INVALID_INPUT` (an empty id, a bad `afterSeq`), `THREAD_NOT_FOUND`, `THREAD_ACCESS_DENIED` (another
-   * origin's session), or the abort error of `options.signal`.
+   * Rejects with `INVALID_INPUT` (an empty id, a bad `afterSeq`, invalid `tools`), `THREAD_NOT_FOUND` (an unknown id,
+   * or another origin's session: Core answers both alike), or the abort error of `options.signal`.
    *
    * @example
    * ```ts
-   * const session = await pedelec.resumeSession<"add_todo">(savedSessionId, { afterSeq: savedLastSeq });
+   * const session = await pedelec.resumeSession(savedSessionId, { afterSeq: savedLastSeq, tools: [addTodo] });
    * session.onTool("add_todo", (args) => ({ added: args }));
+   * const named = await pedelec.resumeSession<"add_todo">(otherSessionId);
+   * named.onTool("add_todo", (args) => ({ added: args }));
    * ```
    */
-  async resumeSession<TToolName extends string = string>(
+  resumeSession<const TTools extends readonly ToolDefinition[]>(
     sessionId: string,
-    options?: ResumeSessionOptions,
-  ): Promise<PedelecSession<TToolName>> {
+    options: ResumeSessionOptions<TTools> & { tools: TTools },
+  ): Promise<PedelecSession<ToolNameOf<TTools>, ToolArgsMap<TTools>>>;
+  resumeSession<TToolName extends string = string>(sessionId: string, options?: ResumeSessionOptions): Promise<PedelecSession<TToolName>>;
+  async resumeSession(sessionId: string, options?: ResumeSessionOptions): Promise<PedelecSession> {
     if (typeof sessionId !== "string" || sessionId.length === 0) {
       throw new PedelecError("INVALID_INPUT", "resumeSession needs a session id");
     }
+    const tools = prepareResumeTools(options?.tools);
     const signal = checkSignal(options?.signal, "resumeSession");
     const afterSeq = options?.afterSeq;
     const aborted = (): PedelecError => requestAborted(signal!, "resumeSession");
@@ -128,11 +142,12 @@ export class Pedelec {
     } finally {
       stopCollecting();
     }
-    return new PedelecSession<TToolName>({
+    return new PedelecSession({
       info: answer.result as SessionInfo,
       generation: answer.generation,
       bridge: this.#bridge,
-      inlineHandlers: new Map(),
+      inlineHandlers: tools.inlineHandlers,
+      argsValidators: tools.argsValidators,
       toolCalls: this.#toolCalls,
       backlog,
       ...(afterSeq === undefined ? {} : { afterSeq }),
@@ -149,7 +164,7 @@ export class Pedelec {
       return answer.result as PageRequestResult<"getApprovalStatus">;
     } catch (error) {
       if (error instanceof PedelecError && (error.code === "EXTENSION_UNAVAILABLE" || error.code === "EXTENSION_DISCONNECTED")) {
-        return { installed: false, approved: false, origin: pageOrigin(), appConnected: false };
+        return { installed: false, approved: false, origin: pageOrigin(), appConnected: false, appLaunched: false };
       }
       throw error;
     }
@@ -196,7 +211,7 @@ export class Pedelec {
     } catch (error) {
       failure = PedelecError.from(error, "CORE_RUNTIME_UNAVAILABLE");
     }
-    const launchAttempted = launchAttemptedFrom(status, failure);
+    const launchAttempted = await this.#launchAttempted(status, failure);
     if (failure !== undefined) {
       return unavailable({ extension: true, approved: true, origin, desktop: false, launchAttempted }, failure);
     }
@@ -206,6 +221,17 @@ export class Pedelec {
       approval: { approved: true, origin },
       desktop: { available: true, launchAttempted },
     };
+  }
+
+  /**
+   * Whether the native host had to start the desktop runtime, in the extension's words (`appLaunched`), read after the
+   * request that reached for it: the status read before may predate the host's attempt.
+   */
+  async #launchAttempted(before: ApprovalStatus, failure: PedelecError | undefined): Promise<boolean> {
+    if (failure?.code === "NATIVE_HOST_UNAVAILABLE") return false;
+    if (before.appConnected) return before.appLaunched;
+    const after = await this.getApprovalStatus().catch(() => undefined);
+    return after?.appLaunched ?? false;
   }
 
   /**
@@ -275,16 +301,6 @@ function unavailable(parts: AvailabilityParts, error: unknown): PedelecAvailabil
   };
 }
 
-/**
- * Whether answering needed the desktop runtime started. The extension's own word wins when it gives it
- * (`desktopLaunchAttempted`); otherwise: the extension had no live connection to the desktop runtime after probing
- * for it, so the request made the native host start it, unless the native host itself was missing.
- */
-function launchAttemptedFrom(status: ApprovalStatus, failure: PedelecError | undefined): boolean {
-  const reported = (status as { desktopLaunchAttempted?: unknown }).desktopLaunchAttempted;
-  if (typeof reported === "boolean") return reported;
-  return !status.appConnected && failure?.code !== "NATIVE_HOST_UNAVAILABLE";
-}
 
 /** Gives up on a request: the abort reason when the app gave a PedelecError, else SDK_TRANSPORT_ERROR. */
 function requestAborted(signal: AbortSignal, type: string): PedelecError {

@@ -4,6 +4,7 @@ import type { ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { PendingToolCall, SessionEventOf } from "@pedelec/protocol/session-events";
 import { toJsonResult } from "./json-result.js";
 import type { ToolCallLedger } from "./tool-call-ledger.js";
+import type { ArgsCheck, ArgsValidator } from "./tool-schema/tool-args-check.js";
 import type { PedelecEventContext, ToolHandler, ToolHandlerContext } from "./types.js";
 
 export type ToolCallRequest = PendingToolCall;
@@ -13,6 +14,12 @@ export interface ToolDispatchOptions {
   readonly sessionId: string;
   /** Handlers that came with the tool definitions (`defineTool({ handler })`). */
   readonly inlineHandlers: ReadonlyMap<string, ToolHandler>;
+  /**
+   * The page's check of each declared tool's arguments, run before whichever handler answers the call: an invalid call
+   * is answered `TOOL_ARGS_INVALID` and no handler runs. Tools without one (a resumed session told no tools) get the
+   * arguments as Core checked them.
+   */
+  readonly argsValidators?: ReadonlyMap<string, ArgsValidator>;
   /** The calls this page took, shared by the page's handles. */
   readonly ledger: ToolCallLedger;
   /** Asks Core for the call; true when this page now holds it, false when another page does. */
@@ -48,8 +55,9 @@ const STALE_CLAIM_CODES: ReadonlySet<string> = new Set(["TOOL_CALL_NOT_PENDING",
 
 /**
  * Runs the page's tool handlers for one session, exactly once per call: claims the call from Core first (of several
- * tabs following the session only the one holding the claim runs it), picks the handler (named → inline → generic
- * fallback), turns whatever happens into an outcome Core can hand to the agent, and aborts calls nobody waits for.
+ * tabs following the session only the one holding the claim runs it), checks the arguments against the tool's schema in
+ * the page, picks the handler (named → inline → generic fallback), turns whatever happens into an outcome Core can hand
+ * to the agent, and aborts calls nobody waits for.
  */
 export class ToolDispatcher {
   readonly #options: ToolDispatchOptions;
@@ -199,6 +207,10 @@ export class ToolDispatcher {
   }
 
   async #answer(call: ToolCallRequest, signal: AbortSignal, context: PedelecEventContext): Promise<ToolResultOutcome> {
+    const checked = await this.#checkArgs(call);
+    if (!checked.ok) return checked.outcome;
+    // A call settled while an async check ran is not answered (see #run); its handler does not start either.
+    if (signal.aborted) return failure("TURN_CANCELLED", `The call of tool "${call.toolName}" is no longer wanted`);
     const handler = this.#selectHandler(call.toolName);
     if (handler === undefined) {
       return failure("TOOL_HANDLER_NOT_FOUND", `The page has no handler for tool "${call.toolName}"`);
@@ -214,7 +226,7 @@ export class ToolDispatcher {
     };
     let value: unknown;
     try {
-      value = await handler(call.args, handlerContext);
+      value = await handler(checked.args, handlerContext);
     } catch (error) {
       return failure("TOOL_HANDLER_ERROR", `Tool "${call.toolName}" failed: ${describeThrown(error)}`);
     }
@@ -222,10 +234,31 @@ export class ToolDispatcher {
     if (!json.ok) return failure("TOOL_RESULT_INVALID", `Tool "${call.toolName}" returned a non-JSON value: ${json.reason}`);
     return { ok: true, result: json.value };
   }
+
+  /** The arguments the handler gets (a Standard Schema's output), or the outcome that answers an invalid call. */
+  async #checkArgs(call: ToolCallRequest): Promise<{ ok: true; args: unknown } | { ok: false; outcome: ToolResultOutcome }> {
+    const validator = this.#options.argsValidators?.get(call.toolName);
+    if (validator === undefined) return { ok: true, args: call.args };
+    let check: ArgsCheck;
+    try {
+      check = await validator(call.args);
+    } catch (error) {
+      // The schema's own code threw (a refinement, say): the app's failure, like a throwing handler.
+      return {
+        ok: false,
+        outcome: failure("TOOL_HANDLER_ERROR", `Checking the arguments of tool "${call.toolName}" failed: ${describeThrown(error)}`),
+      };
+    }
+    if (check.ok) return { ok: true, args: check.value };
+    return {
+      ok: false,
+      outcome: failure("TOOL_ARGS_INVALID", `arguments for ${call.toolName} do not match its schema: ${check.message}`, check.details),
+    };
+  }
 }
 
-function failure(code: ErrorCode, message: string): ToolResultOutcome {
-  return { ok: false, error: { code, message } };
+function failure(code: ErrorCode, message: string, details?: unknown): ToolResultOutcome {
+  return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
 }
 
 function describeThrown(error: unknown): string {

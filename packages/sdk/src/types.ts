@@ -21,6 +21,7 @@ import type {
   SessionEventEnvelope,
   SessionEventOf,
 } from "@pedelec/protocol/session-events";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type {
   ArgsSchemaNode as ProtocolArgsSchemaNode,
   ObjectSchemaNode,
@@ -98,7 +99,18 @@ export type SessionEndReason = ProtocolSessionEndReason;
  * session.onActivity((activity: Activity) => log(`${activity.kind} ${activity.status}: ${activity.title}`));
  * ```
  */
-export type Activity = ProtocolActivity;
+export interface Activity extends ProtocolActivity {
+  /** Stable per activity within a turn, so a started activity can be matched with its completion. */
+  id: ProtocolActivity["id"];
+  /** What the agent did: `"command"`, `"file-edit"`, `"file-read"`, `"web-search"`, `"tool"` or `"other"`. */
+  kind: ProtocolActivity["kind"];
+  /** `"started"`, `"completed"` or `"failed"`. */
+  status: ProtocolActivity["status"];
+  /** Short human text, e.g. the command line or the file path. */
+  title: ProtocolActivity["title"];
+  /** Longer output or details, capped by the Desktop. */
+  detail?: ProtocolActivity["detail"];
+}
 
 /**
  * A node of a tool's argument schema (string, number/integer, boolean, array, object, or oneOf).
@@ -189,23 +201,110 @@ export interface ToolHandlerContext<TToolName extends string = string>
 }
 
 /**
- * Answers one tool call in the page. It gets the agent's arguments (already checked by Core against the
- * tool's argsSchema, but still untrusted input) and returns a JSON value, or a promise of one.
+ * Answers one tool call in the page. It gets the agent's arguments, already checked twice: by Core against the JSON
+ * subset, and in the page by the tool's own schema (a Standard Schema's output, with its defaults and transforms, when
+ * the tool was defined with `args`; `unknown` for an `argsSchema` tool). It returns a JSON value, or a promise of one.
  * A thrown error becomes a `TOOL_HANDLER_ERROR` result; a value that is not JSON becomes `TOOL_RESULT_INVALID`.
  *
  * @example
  * ```ts
  * const handler: ToolHandler = (args) => ({ received: args });
+ * const typed: ToolHandler<"add_note", { title: string }> = (args) => ({ length: args.title.length });
  * ```
  */
-export type ToolHandler<TToolName extends string = string> = (
-  args: unknown,
+export type ToolHandler<TToolName extends string = string, TArgs = unknown> = (
+  args: TArgs,
   context: ToolHandlerContext<TToolName>,
 ) => unknown;
 
 /**
- * A frontend tool the agent can call. Everything except `handler` is sent to Core; the handler stays in the page.
- * Build it with `defineTool()` so the name's literal type reaches `session.onTool(name, …)`.
+ * A Standard Schema (v1) for a tool's arguments: a zod 4, valibot or arktype schema, or any object with
+ * `"~standard"` version 1. Its root must describe an object. `TArgs` is what the handler gets (the schema's output).
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * const args: ToolArgsStandardSchema<{ title: string }> = z.object({ title: z.string() });
+ * ```
+ */
+export type ToolArgsStandardSchema<TArgs = unknown> = StandardSchemaV1<unknown, TArgs>;
+
+/** The fields every tool definition has, whichever way it describes its arguments. */
+export interface ToolDefinitionBase<TToolName extends string = string, TArgs = unknown> {
+  /** Starts with a letter; letters, digits, `_`, `.`, `-`; unique within a session. */
+  readonly name: TToolName;
+  /** What the tool does, in words the agent reads in its tool index. */
+  readonly description: ToolManifestEntry["description"];
+  /** How long Core waits for the page's answer before the call fails with `TOOL_TIMEOUT` (default 60000). */
+  readonly timeoutMs?: ToolManifestEntry["timeoutMs"];
+  /**
+   * The tool's own handler. `createSession()` and `resumeSession({ tools })` register it; a handler given later with
+   * `session.onTool(name, …)` replaces it (and unsubscribing that one brings it back).
+   * (Declared as a method so a tool with a literal name stays assignable to `ToolDefinition<string>`.)
+   */
+  handler?(args: TArgs, context: ToolHandlerContext<TToolName>): unknown;
+}
+
+/**
+ * A tool whose arguments are described in the supported subset of JSON Schema (`argsSchema`), sent to Core as is.
+ * Its handler's arguments are `unknown`.
+ *
+ * @example
+ * ```ts
+ * const addTodo: JsonSchemaToolDefinition<"add_todo"> = {
+ *   name: "add_todo",
+ *   description: "Add an item to the todo list.",
+ *   argsSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+ * };
+ * ```
+ */
+export interface JsonSchemaToolDefinition<TToolName extends string = string> extends ToolDefinitionBase<TToolName, unknown> {
+  /** The schema Core checks the agent's arguments against before the page sees them. */
+  readonly argsSchema: ToolArgsSchema;
+  /** Not with `argsSchema`. */
+  readonly args?: undefined;
+  /** Not with `argsSchema`. */
+  readonly jsonSchema?: undefined;
+}
+
+/**
+ * A tool whose arguments are a Standard Schema (zod 4, valibot, arktype). `defineTool()` converts it to the JSON subset
+ * Core enforces, through the schema's own JSON Schema export, and refuses at once (`INVALID_INPUT`, naming the property
+ * and the feature) a schema the subset cannot express: a union whose options may overlap, `null`, records, tuples,
+ * strict bounds on non-integers, formats without a pattern, recursive schemas, …. Before a handler runs, the page checks
+ * the arguments with the schema itself (`~standard.validate`, which may be async): invalid arguments are answered with
+ * `TOOL_ARGS_INVALID` and no handler runs; valid ones reach the handler as the schema's output.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * const addNote: StandardSchemaToolDefinition<"add_note", { title: string }> = {
+ *   name: "add_note",
+ *   description: "Add a note.",
+ *   args: z.object({ title: z.string().min(1) }),
+ *   handler: (args) => ({ saved: args.title }),
+ * };
+ * ```
+ */
+export interface StandardSchemaToolDefinition<TToolName extends string = string, TArgs = unknown>
+  extends ToolDefinitionBase<TToolName, TArgs> {
+  /** The arguments' schema; its root must describe an object. */
+  readonly args: ToolArgsStandardSchema<TArgs>;
+  /**
+   * The schema's JSON Schema, for a library whose schemas do not export one themselves (valibot without
+   * `toStandardJsonSchema()`): e.g. `toJsonSchema(schema, { typeMode: "input" })` from `@valibot/to-json-schema`.
+   * Without it, the schema's `~standard.jsonSchema` (zod, arktype) is used.
+   */
+  readonly jsonSchema?: object;
+  /** Not with `args`. */
+  readonly argsSchema?: undefined;
+}
+
+/**
+ * A frontend tool the agent can call: exactly one of `argsSchema` (JSON Schema subset) and `args` (a Standard Schema).
+ * Everything except the handler (and a Standard Schema itself, sent as its JSON Schema) goes to Core; the handler stays
+ * in the page. Build it with `defineTool()` so the name's literal type and the arguments' type reach
+ * `session.onTool(name, …)`. `TArgs` is the handler's arguments type; `unknown` admits both forms.
  *
  * @example
  * ```ts
@@ -217,21 +316,48 @@ export type ToolHandler<TToolName extends string = string> = (
  * });
  * ```
  */
-export interface ToolDefinition<TToolName extends string = string> {
-  /** Starts with a letter; letters, digits, `_`, `.`, `-`; unique within a session. */
-  readonly name: TToolName;
-  /** What the tool does, in words the agent reads in its tool index. */
-  readonly description: ToolManifestEntry["description"];
-  /** The schema Core checks the agent's arguments against before the page sees them. */
-  readonly argsSchema: ToolArgsSchema;
-  /** How long Core waits for the page's answer before the call fails with `TOOL_TIMEOUT` (default 60000). */
-  readonly timeoutMs?: ToolManifestEntry["timeoutMs"];
-  /**
-   * The inline handler, used when no named handler was registered with `session.onTool(name, …)`.
-   * (Declared as a method so a tool with a literal name stays assignable to `ToolDefinition<string>`.)
-   */
-  handler?(args: unknown, context: ToolHandlerContext<TToolName>): unknown;
-}
+export type ToolDefinition<TToolName extends string = string, TArgs = unknown> =
+  | StandardSchemaToolDefinition<TToolName, TArgs>
+  | (unknown extends TArgs ? JsonSchemaToolDefinition<TToolName> : never);
+
+/**
+ * The arguments type a tool's handler gets: a Standard Schema's output, `unknown` for an `argsSchema` tool.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * const addNote = defineTool({ name: "add_note", description: "Add a note.", args: z.object({ title: z.string() }) });
+ * type AddNoteArgs = ToolArgsOf<typeof addNote>; // { title: string }
+ * ```
+ */
+export type ToolArgsOf<TTool> = TTool extends { readonly args: infer TSchema }
+  ? TSchema extends StandardSchemaV1
+    ? StandardSchemaV1.InferOutput<TSchema>
+    : unknown
+  : unknown;
+
+/**
+ * Each declared tool's name mapped to its handler's arguments type, e.g. `{ add_note: { title: string }; list: unknown }`.
+ *
+ * @example
+ * ```ts
+ * type Args = ToolArgsMap<[typeof addNote]>;
+ * const sample: Args["add_note"] = { title: "Milk" };
+ * ```
+ */
+export type ToolArgsMap<TTools extends readonly ToolDefinition[]> = {
+  [TTool in TTools[number] as TTool["name"]]: ToolArgsOf<TTool>;
+};
+
+/**
+ * The arguments type of tool `TName` in a session's `ToolArgsMap` (a session's `onTool` only takes names the map has).
+ *
+ * @example
+ * ```ts
+ * type AddNoteArgs = ToolArgsFor<{ add_note: { title: string } }, "add_note">; // { title: string }
+ * ```
+ */
+export type ToolArgsFor<TToolArgs, TName extends string> = TToolArgs[TName & keyof TToolArgs];
 
 /**
  * What the agent is told about the app: free-form guidance plus the tools it may call.
@@ -255,7 +381,10 @@ export interface CreateSessionCommonOptions<TTools extends readonly ToolDefiniti
   /** Guidance and frontend tools for the agent. */
   skills?: SessionSkills<TTools>;
   /** An absolute folder to work in; without it the Desktop creates and owns a temporary workspace. */
-  workspace?: NonNullable<CreateSessionInput["workspace"]>;
+  workspace?: {
+    /** An absolute, existing folder the user consents to in the extension (system folders and the home folder itself are refused). */
+    path: NonNullable<CreateSessionInput["workspace"]>["path"];
+  };
   /** `"sandbox"` (default) or `"full"`; full access also needs the user's grant in the extension. */
   access?: AccessMode;
   /** End the session when the last page connected to it goes away (default true). */
@@ -500,6 +629,8 @@ export interface ApprovalStatus extends Omit<PageRequestResult<"getApprovalStatu
   origin: PageRequestResult<"getApprovalStatus">["origin"];
   /** True when the extension holds a live connection to the desktop runtime. */
   appConnected: PageRequestResult<"getApprovalStatus">["appConnected"];
+  /** True when the native host started the desktop runtime (or tried to) for the extension's current link to it. */
+  appLaunched: PageRequestResult<"getApprovalStatus">["appLaunched"];
 }
 
 /**
@@ -512,9 +643,11 @@ export interface ApprovalStatus extends Omit<PageRequestResult<"getApprovalStatu
  * ```
  */
 export interface ProviderAvailability extends ProviderStatus {
+  /** The provider's code, what `createSession({ provider })` takes. */
   code: ProviderStatus["code"];
   /** The product's name, e.g. "Claude Code". */
   name: ProviderStatus["name"];
+  /** True when Pedelec can run the provider now (installed, found, signed in as far as it can tell). */
   available: ProviderStatus["available"];
   /** A sentence the user can act on when `available` is false; null otherwise. */
   error: ProviderStatus["error"];
@@ -654,11 +787,12 @@ export interface CreateSessionRequestOptions {
  * // Saved while the page ran: sessionStorage.setItem("pedelec", JSON.stringify({ sessionId, lastSeq: session.lastSeq }))
  * const saved = JSON.parse(sessionStorage.getItem("pedelec") ?? "null") as { sessionId: string; lastSeq: number } | null;
  * if (saved) {
- *   const session = await pedelec.resumeSession(saved.sessionId, { afterSeq: saved.lastSeq });
+ *   // The tools the session was created with: their handlers are registered and their arguments checked again.
+ *   const session = await pedelec.resumeSession(saved.sessionId, { afterSeq: saved.lastSeq, tools: [addTodo] });
  * }
  * ```
  */
-export interface ResumeSessionOptions {
+export interface ResumeSessionOptions<TTools extends readonly ToolDefinition[] = readonly ToolDefinition[]> {
   /**
    * The seq of the newest event the page already handled (`context.seq`, or `session.lastSeq`). The Desktop then
    * sends every event it kept after it, in order, before the live ones; the handle reports them through the usual
@@ -672,6 +806,12 @@ export interface ResumeSessionOptions {
    * nothing.
    */
   signal?: AbortSignal;
+  /**
+   * The tools the session was created with (the same definitions). Nothing is sent: the page registers their own
+   * handlers (a later `onTool(name, …)` replaces one), checks the arguments of their calls with their schemas, and the
+   * handle's `onTool` knows their names and argument types. Checked like createSession's tools (`INVALID_INPUT`).
+   */
+  tools?: TTools;
 }
 
 /**
@@ -709,10 +849,12 @@ export interface PedelecAvailability {
   available: boolean;
   /** Whether the Pedelec extension answers this page. */
   extension: {
+    /** True when the extension answered. */
     available: boolean;
   };
   /** Whether the user approved this page's origin (never asked here: the popup is not opened). */
   approval: {
+    /** True when the user approved this origin. */
     approved: boolean;
     /** The origin the extension saw (or `location.origin` when it could not be reached). */
     origin: string;
@@ -722,8 +864,12 @@ export interface PedelecAvailability {
    * already holds a connection to it.
    */
   desktop: {
+    /** True when the desktop runtime answered (or, for an origin not approved, the extension is connected to it). */
     available: boolean;
-    /** True when the check had to start (or restart) the desktop runtime to get an answer. */
+    /**
+     * True when the desktop runtime was not running and the native host started it (or tried to): for this check, or
+     * for an earlier request of this browser that the runtime still serves.
+     */
     launchAttempted: boolean;
   };
   /** Why `available` is false: the first missing part's error. */

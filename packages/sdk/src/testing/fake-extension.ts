@@ -109,7 +109,7 @@ export class FakeExtension {
       connect: (extensionId: string, connectInfo: { name: string }) => this.#connect(runtime, extensionId, connectInfo),
     };
     this.runtime = runtime;
-    this.handle("getApprovalStatus", () => ({ installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true }));
+    this.handle("getApprovalStatus", () => ({ installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true, appLaunched: false }));
     this.handle("createSession", () => sessionInfo());
     this.handle("resumeSession", (request) => sessionInfo({ sessionId: (request.payload as { sessionId: string }).sessionId }));
     this.handle("sendText", (request) => ({ turnId: (request.payload as { turnId: string }).turnId }));
