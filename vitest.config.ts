@@ -9,6 +9,8 @@ export default defineConfig({
     alias: [
       { find: /^@pedelec\/([a-z-]+)\/(.*)$/, replacement: `${root}packages/$1/src/$2.ts` },
       { find: /^@kaoruisaac\/pedelec$/, replacement: `${root}packages/sdk/src/index.ts` },
+      { find: /^@kaoruisaac\/pedelec\/react$/, replacement: `${root}packages/sdk/src/react/index.ts` },
+      { find: /^@kaoruisaac\/pedelec\/testing$/, replacement: `${root}packages/sdk/src/testing-kit/index.ts` },
     ],
   },
   test: {
@@ -18,8 +20,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/*/src/**/*.test.ts", "examples/*/src/**/*.test.ts", "test/stand-ins/**/*.test.ts"],
-          typecheck: { enabled: true, include: ["packages/*/src/**/*.test-d.ts"], tsconfig: "./tsconfig.typetests.json" },
+          include: ["packages/*/src/**/*.test.ts", "packages/*/src/**/*.test.tsx", "examples/*/src/**/*.test.ts", "examples/*/src/**/*.test.tsx", "test/stand-ins/**/*.test.ts"],
+          typecheck: { enabled: true, include: ["packages/*/src/**/*.test-d.ts", "packages/*/src/**/*.test-d.tsx"], tsconfig: "./tsconfig.typetests.json" },
           testTimeout: 20_000,
         },
       },
