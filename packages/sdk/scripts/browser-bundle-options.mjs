@@ -11,5 +11,7 @@ export function browserBundleOptions() {
     absWorkingDir: packageRoot,
     entryPoints: ["src/index.ts"],
     outfile: "dist/pedelec.browser.js",
+    // The map stays beside the bundle for debugging here but is not published, so the bundle must not point at it.
+    sourcemap: "external",
   };
 }

@@ -1,7 +1,14 @@
-// Bundles the SDK into one ESM file a plain <script type="module"> can import (no bare imports left).
-import { buildBrowserBundle } from "../../../scripts/browser-bundle.mjs";
-import { browserBundleOptions } from "./browser-bundle-options.mjs";
+// Builds everything npm publishes of the SDK: the one-file browser bundle (dist/pedelec.browser.js) and the
+// per-entry modules and declarations in dist/bundle. Run by the root build and before `npm pack`.
+import { relative } from "node:path";
+import { buildPackage } from "./build-package.mjs";
 
-const result = await buildBrowserBundle(browserBundleOptions());
-const [outputPath, output] = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith(".js"));
-console.log(`${outputPath}: ${(output.bytes / 1024).toFixed(1)} KiB`);
+const summary = await buildPackage();
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+for (const item of summary.sizes.entries) {
+  console.log(`${item.subpath}: ${kib(item.minifiedBytes)} minified, ${kib(item.gzipBytes)} gzip (with what it imports)`);
+}
+console.log(`./browser: ${kib(summary.sizes.browser.minifiedBytes)}, ${kib(summary.sizes.browser.gzipBytes)} gzip`);
+console.log(`bundled in: ${summary.sizes.packages.map((item) => `${item.name} ${kib(item.minifiedBytes)}`).join(", ")} (minified)`);
+console.log(`${relative(process.cwd(), summary.directory)}: ${summary.files.length} files`);
+for (const warning of summary.declarationWarnings) console.warn(`declarations: ${warning}`);
