@@ -17,6 +17,8 @@ try {
 } catch {
   server = await startStaticServer({ root: join(root, "examples/todo-board/dist"), host: "127.0.0.1", port: 0 });
 }
+// The React example beside it, on any free port.
+const notesEditor = await startStaticServer({ root: join(root, "examples/notes-editor/dist"), host: "127.0.0.1", port: 0 });
 
 console.log(`
 Pedelec is running.
@@ -25,6 +27,7 @@ Pedelec is running.
    and choose ${join(root, "packages/extension/dist")}
 2. Open the demo: ${server.url}
    Click Connect, approve the origin in the Pedelec popup, and ask the agent to work on the board.
+3. Or the React example, a notes editor whose every agent edit waits for your Accept: ${notesEditor.url}
 
 Pick a provider in the demo: it shows which agent CLIs Pedelec found and why the others are unavailable
 (\`npx pedelec providers\` says the same here).
@@ -32,6 +35,7 @@ Press Ctrl+C to stop the demo server and Core.`);
 
 const shutdown = async () => {
   await server.close();
+  await notesEditor.close();
   pedelec("stop");
   process.exit(0);
 };
