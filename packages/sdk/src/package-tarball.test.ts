@@ -21,7 +21,8 @@ const repoRoot = resolve(packageRoot, "../..");
 const typescriptCompiler = join(repoRoot, "node_modules/typescript/bin/tsc");
 // Without skipLibCheck, tsc reads all of React's declarations and ours: seconds alone, far longer on a busy machine.
 const compileTimeoutMs = 180_000;
-const linkedPackages = ["react", "react-dom", "@types/react", "@types/react-dom"];
+// What an application brings itself: React for the react entry, zod for a schema-typed tool.
+const linkedPackages = ["react", "react-dom", "@types/react", "@types/react-dom", "zod"];
 
 interface PackedFile {
   path: string;
@@ -86,6 +87,25 @@ const application = `import { Pedelec, PedelecError, defineTool, type PedelecSes
 import * as browser from "@kaoruisaac/pedelec/browser";
 import { PedelecProvider, usePedelec, usePedelecSession, useTool } from "@kaoruisaac/pedelec/react";
 import { createPedelecTestKit, type PedelecTestKit } from "@kaoruisaac/pedelec/testing";
+import { z } from "zod";
+
+// A tool typed from a zod schema: its handler's args are { title: string; pinned?: boolean | undefined }.
+export const pinNote = defineTool({
+  name: "pin_note",
+  description: "Pin a note.",
+  args: z.object({ title: z.string().min(1), pinned: z.boolean().optional() }),
+  handler: (args) => ({ pinned: args.title.toUpperCase(), flag: args.pinned ?? false }),
+});
+
+export async function startPinned(client: Pedelec): Promise<void> {
+  const session = await client.createSession({ provider: "claude", skills: { guidance: "", tools: [pinNote] } });
+  session.onTool("pin_note", (args) => {
+    const title: string = args.title;
+    // @ts-expect-error: the schema has no such field
+    void args.missing;
+    return { title };
+  });
+}
 
 export const addNote = defineTool({
   name: "add_note",
