@@ -25,7 +25,7 @@ const inactiveState = (): SessionState => INACTIVE_STATE;
  *       {error && <p role="alert">{error.message}</p>}
  *       <input value={draft} onChange={(event) => setDraft(event.target.value)} />
  *       <button disabled={status !== "idle"} onClick={() => void send(draft)}>Send</button>
- *       <button disabled={status !== "running"} onClick={() => void cancel()}>Stop</button>
+ *       <button disabled={status !== "running" && status !== "waiting_tool_result"} onClick={() => void cancel()}>Stop</button>
  *     </>
  *   );
  * }
