@@ -1,4 +1,4 @@
-import { PROVIDER_CODES, type ProviderCode } from "@pedelec/protocol/domain";
+import { PROVIDER_CODES, PROVIDER_NAMES, type ProviderCode } from "@pedelec/protocol/domain";
 import type { ProviderStatus } from "@pedelec/protocol/requests";
 import type { ProviderLocator } from "./provider-locator.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
@@ -24,16 +24,6 @@ async function ollamaEndpointProblem(settings: Settings): Promise<string | null>
     return PedelecError.from(error, "OLLAMA_UNAVAILABLE").message;
   }
 }
-
-/** How each provider is called where no adapter gives its name. */
-const PROVIDER_NAMES: Record<ProviderCode, string> = {
-  codex: "Codex",
-  antigravity: "Antigravity",
-  opencode: "OpenCode",
-  cursor: "Cursor",
-  claude: "Claude Code",
-  ollama: "Ollama",
-};
 
 /** A provider's status with what only local programs see: the version and the executable found. */
 export interface ProviderReport extends ProviderStatus {

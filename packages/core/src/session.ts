@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { delimiter } from "node:path";
 import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
+import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
@@ -97,9 +98,11 @@ export class Session {
   #idleTurn: ActiveTurn | undefined;
   #lastOutputAt = 0;
   #unfollowedTimer: NodeJS.Timeout | undefined;
-  /** Text deltas of one provider read, joined into one event (see #emitDelta). */
-  #deltaBuffer: { turnId: string; messageId: string; delta: string } | undefined;
-  #deltaWindowOpen = false;
+  /** Text deltas of one provider read (one turn of the event loop), joined into one event. */
+  readonly #deltas = new ChatDeltaJoiner({
+    send: (part) => this.#emitEnvelope({ type: "chat-delta", ...part }),
+    later: (callback) => setImmediate(callback),
+  });
 
   /** Scripts run by the page (`workspace.run()`) and by the agent (`pedelec-ts-runtime`). */
   readonly scripts: SessionScripts;
@@ -387,7 +390,7 @@ export class Session {
         this.setup.onProviderSessionId?.(event.providerSessionId);
         return;
       case "text-delta":
-        this.#emitDelta(turn.turnId, event.messageId, event.delta);
+        this.#deltas.push({ turnId: turn.turnId, messageId: event.messageId, delta: event.delta });
         return;
       case "message-completed":
         // Without deltas of its own the provider's message still reaches delta-driven apps, once, whole.
@@ -457,40 +460,9 @@ export class Session {
     this.#emit(turnId === undefined ? { type: "status-changed", status } : { type: "status-changed", status, turnId });
   }
 
-  /**
-   * Chat deltas reach pages one event each, and every event costs a native message, a port message and their checks. The
-   * first delta goes out at once; those that follow within the same provider read (one turn of the event loop) are
-   * joined into one event, so a fast stream costs a few events per read instead of one per token.
-   */
-  #emitDelta(turnId: string, messageId: string, delta: string): void {
-    const buffered = this.#deltaBuffer;
-    if (buffered !== undefined && buffered.turnId === turnId && buffered.messageId === messageId) {
-      buffered.delta += delta;
-      return;
-    }
-    this.#flushDeltas();
-    if (!this.#deltaWindowOpen) {
-      this.#deltaWindowOpen = true;
-      setImmediate(() => {
-        this.#deltaWindowOpen = false;
-        this.#flushDeltas();
-      });
-      this.#emit({ type: "chat-delta", turnId, messageId, delta });
-      return;
-    }
-    this.#deltaBuffer = { turnId, messageId, delta };
-  }
-
-  #flushDeltas(): void {
-    const buffered = this.#deltaBuffer;
-    if (buffered === undefined) return;
-    this.#deltaBuffer = undefined;
-    this.#emitEnvelope({ type: "chat-delta", ...buffered });
-  }
-
   #emit(event: SessionEvent): void {
     // Whatever follows a delta (its completed message, a tool call, the turn's end) must not overtake it.
-    this.#flushDeltas();
+    this.#deltas.flush();
     this.#emitEnvelope(event);
   }
 

@@ -1,4 +1,5 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { SettledToolCalls } from "@pedelec/protocol/settled-tool-calls";
 import type { ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { PendingToolCall } from "@pedelec/protocol/session-events";
 
@@ -13,9 +14,6 @@ interface PendingCall {
   settle: (settlement: ToolCallSettlement) => void;
 }
 
-/** How many settled calls are remembered, so a late claim or result gets the reason rather than "unknown". */
-const REMEMBERED_SETTLEMENTS = 512;
-
 /**
  * Tool calls waiting for a page. Each wait ends exactly once: a page answers, the tool's timeout passes, the turn is
  * cancelled (signal), or the agent's CLI went away (also the signal). Of several pages following the session, the one
@@ -23,8 +21,7 @@ const REMEMBERED_SETTLEMENTS = 512;
  */
 export class ToolCallWaiter {
   readonly #pending = new Map<string, PendingCall>();
-  /** toolRequestId → how it settled; insertion order is settle order, so the oldest are dropped first. */
-  readonly #settled = new Map<string, ToolCallSettlement["outcome"]>();
+  readonly #settled = new SettledToolCalls();
 
   get size(): number {
     return this.#pending.size;
@@ -41,7 +38,7 @@ export class ToolCallWaiter {
       const finish = (settlement: ToolCallSettlement): void => {
         if (!this.#pending.has(toolRequestId)) return;
         this.#pending.delete(toolRequestId);
-        this.#remember(toolRequestId, settlement.outcome);
+        this.#settled.remember(toolRequestId, settlement.outcome);
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         resolve(settlement);
@@ -100,19 +97,7 @@ export class ToolCallWaiter {
   #requirePending(toolRequestId: string): PendingCall {
     const pending = this.#pending.get(toolRequestId);
     if (pending !== undefined) return pending;
-    if (this.#settled.get(toolRequestId) === "timed-out") {
-      throw new PedelecError("TOOL_TIMEOUT", `tool call ${toolRequestId} timed out before its result arrived; the agent was told so`);
-    }
-    throw new PedelecError("TOOL_CALL_NOT_PENDING", `tool call ${toolRequestId} is not waiting for a result`, {
-      toolRequestId,
-      ...(this.#settled.has(toolRequestId) ? { settled: this.#settled.get(toolRequestId) } : {}),
-    });
+    throw this.#settled.notPending(toolRequestId);
   }
 
-  #remember(toolRequestId: string, outcome: ToolCallSettlement["outcome"]): void {
-    this.#settled.set(toolRequestId, outcome);
-    if (this.#settled.size <= REMEMBERED_SETTLEMENTS) return;
-    const oldest = this.#settled.keys().next().value;
-    if (oldest !== undefined) this.#settled.delete(oldest);
-  }
 }

@@ -6,6 +6,16 @@ export const PROVIDER_CODES = ["codex", "antigravity", "opencode", "cursor", "cl
 export const providerCodeSchema = z.enum(PROVIDER_CODES);
 export type ProviderCode = z.infer<typeof providerCodeSchema>;
 
+/** How each provider is called in messages and lists. */
+export const PROVIDER_NAMES: Readonly<Record<ProviderCode, string>> = {
+  codex: "Codex",
+  antigravity: "Antigravity",
+  opencode: "OpenCode",
+  cursor: "Cursor",
+  claude: "Claude Code",
+  ollama: "Ollama",
+};
+
 export const EFFORT_LEVELS = ["low", "medium", "high"] as const;
 export const effortLevelSchema = z.enum(EFFORT_LEVELS);
 export type EffortLevel = z.infer<typeof effortLevelSchema>;

@@ -1,6 +1,6 @@
 // The desktop runtime (Core) behind the stand-in extension: creates sessions with Core's checks and defaults, finds
 // them for their origin only, and serves the session requests a page's extension forwards.
-import { PROVIDER_CODES, type ProviderCode } from "@pedelec/protocol/domain";
+import { PROVIDER_CODES, PROVIDER_NAMES, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { pageRequestSchemas } from "@pedelec/protocol/page-wire";
 import type { ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
@@ -10,15 +10,6 @@ import type { KitTimers } from "./kit-timers.js";
 import type { KitTurn } from "./scripted-turn.js";
 import { StandInSession } from "./stand-in-session.js";
 import type { TestKitProviderState, TestKitToolCall } from "./types.js";
-
-const PROVIDER_NAMES: Record<ProviderCode, string> = {
-  codex: "Codex",
-  antigravity: "Antigravity",
-  opencode: "OpenCode",
-  cursor: "Cursor",
-  claude: "Claude Code",
-  ollama: "Ollama",
-};
 
 export interface StandInCoreConfig {
   providers: Partial<Record<ProviderCode, TestKitProviderState>>;

@@ -4,6 +4,8 @@
 import type { AccessMode, EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { SettledToolCalls } from "@pedelec/protocol/settled-tool-calls";
+import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import {
   sessionEventEnvelopeSchema,
@@ -64,9 +66,6 @@ interface PendingCall {
   resolve: (settlement: Settlement) => void;
 }
 
-/** How many settled calls are remembered, so a late claim or result gets the reason rather than "unknown". */
-const REMEMBERED_SETTLEMENTS = 512;
-
 /** How many argument problems a TOOL_ARGS_INVALID message names; the rest are only counted, as Core does. */
 const REPORTED_PROBLEMS = 3;
 
@@ -84,11 +83,16 @@ export class StandInSession implements TurnDriver {
   /** The turn that ran when the desktop was killed: failed once it is back, as a restarted Core does. */
   #interrupted: { turnId: string; turnKind: TurnKind } | undefined;
   readonly #pending = new Map<string, PendingCall>();
-  readonly #settled = new Map<string, Settlement["outcome"]>();
+  readonly #settled = new SettledToolCalls();
   /** The assistant message the active turn is writing. */
   #message: { id: string; text: string } | undefined;
-  #deltaBuffer: { turnId: string; messageId: string; delta: string } | undefined;
-  #deltaWindowOpen = false;
+  /** Deltas written in one tick, joined into one event as Core joins those of one provider read. */
+  readonly #deltas = new ChatDeltaJoiner({
+    send: (part) => {
+      if (this.#coreUp) this.#emitEnvelope({ type: "chat-delta", ...part });
+    },
+    later: (callback) => queueMicrotask(callback),
+  });
   #cancelIdleWatch: (() => void) | undefined;
   /** Each tool's argument check, built on its first call. */
   readonly #argsCheckers = new Map<string, (args: unknown) => ArgsIssue[]>();
@@ -279,7 +283,7 @@ export class StandInSession implements TurnDriver {
     this.#armIdleWatch(turn);
     this.#message ??= { id: this.setup.nextId("message"), text: "" };
     this.#message.text += text;
-    this.#emitDelta(turn.turnId, this.#message.id, text);
+    this.#deltas.push({ turnId: turn.turnId, messageId: this.#message.id, delta: text });
   }
 
   message(turn: KitTurn, text: string | undefined): string | undefined {
@@ -420,7 +424,7 @@ export class StandInSession implements TurnDriver {
         this.#emit({ type: "turn-failed", turnId: turn.turnId, turnKind: turn.kind, error: end.error.toWire() });
       }
     } else {
-      this.#deltaBuffer = undefined;
+      this.#deltas.discard();
     }
     turn.settle(end);
   }
@@ -429,7 +433,7 @@ export class StandInSession implements TurnDriver {
     const { toolRequestId } = pending.call;
     if (this.#pending.get(toolRequestId) !== pending) return;
     this.#pending.delete(toolRequestId);
-    this.#remember(toolRequestId, settlement.outcome);
+    this.#settled.remember(toolRequestId, settlement.outcome);
     pending.cancelTimer();
     pending.record.outcome = settlement.outcome;
     if (settlement.outcome === "answered") pending.record.answer = jsonCopy(settlement.answer);
@@ -463,21 +467,9 @@ export class StandInSession implements TurnDriver {
   #requirePending(toolRequestId: string): PendingCall {
     const pending = this.#pending.get(toolRequestId);
     if (pending !== undefined) return pending;
-    if (this.#settled.get(toolRequestId) === "timed-out") {
-      throw new PedelecError("TOOL_TIMEOUT", `tool call ${toolRequestId} timed out before its result arrived; the agent was told so`);
-    }
-    throw new PedelecError("TOOL_CALL_NOT_PENDING", `tool call ${toolRequestId} is not waiting for a result`, {
-      toolRequestId,
-      ...(this.#settled.has(toolRequestId) ? { settled: this.#settled.get(toolRequestId) } : {}),
-    });
+    throw this.#settled.notPending(toolRequestId);
   }
 
-  #remember(toolRequestId: string, outcome: Settlement["outcome"]): void {
-    this.#settled.set(toolRequestId, outcome);
-    if (this.#settled.size <= REMEMBERED_SETTLEMENTS) return;
-    const oldest = this.#settled.keys().next().value;
-    if (oldest !== undefined) this.#settled.delete(oldest);
-  }
 
   #requireCore(): void {
     if (!this.#coreUp) throw new PedelecError("CORE_RUNTIME_UNAVAILABLE", "Pedelec Core is not running");
@@ -513,36 +505,9 @@ export class StandInSession implements TurnDriver {
     this.#emit(turnId === undefined ? { type: "status-changed", status } : { type: "status-changed", status, turnId });
   }
 
-  /** The first delta goes out at once; those that follow in the same tick join it, as Core joins a provider read. */
-  #emitDelta(turnId: string, messageId: string, delta: string): void {
-    const buffered = this.#deltaBuffer;
-    if (buffered !== undefined && buffered.turnId === turnId && buffered.messageId === messageId) {
-      buffered.delta += delta;
-      return;
-    }
-    this.#flushDeltas();
-    if (!this.#deltaWindowOpen) {
-      this.#deltaWindowOpen = true;
-      queueMicrotask(() => {
-        this.#deltaWindowOpen = false;
-        this.#flushDeltas();
-      });
-      this.#emit({ type: "chat-delta", turnId, messageId, delta });
-      return;
-    }
-    this.#deltaBuffer = { turnId, messageId, delta };
-  }
-
-  #flushDeltas(): void {
-    const buffered = this.#deltaBuffer;
-    if (buffered === undefined) return;
-    this.#deltaBuffer = undefined;
-    if (this.#coreUp) this.#emitEnvelope({ type: "chat-delta", ...buffered });
-  }
-
   #emit(event: SessionEvent): void {
     // Nothing may overtake a delta that is waiting to be joined.
-    this.#flushDeltas();
+    this.#deltas.flush();
     this.#emitEnvelope(event);
   }
 
