@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { access, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -71,8 +72,14 @@ async function installAppPage(page: Page, tabName: string): Promise<void> {
       // The SDK connects as soon as a client is built: watch its port first.
       const runtime = (globalThis as any).chrome.runtime;
       const connect = runtime.connect.bind(runtime);
+      w.sentRequests = [];
       runtime.connect = (...args: unknown[]) => {
         const port = connect(...args);
+        const post = port.postMessage.bind(port);
+        port.postMessage = (message: any) => {
+          w.sentRequests.push(message?.type);
+          post(message);
+        };
         port.onMessage.addListener((message: any) => {
           if (message?.type !== "event") return;
           const event = message.event;
@@ -260,6 +267,17 @@ function expectOnceEachInOrder(events: readonly WireEvent[], afterSeq: number): 
 
 const TOOL_ANSWER = /^Tool add_todo returned: /;
 
+/** Bytes sent to Core's socket that Core has not read yet, from the kernel's view of its open connections (`ss`). */
+function unreadBytesIn(socketPath: string): number {
+  const lines = execFileSync("ss", ["-x", "-a", "-n"], { encoding: "utf8" }).split("\n");
+  let unread = 0;
+  for (const line of lines) {
+    const [, state, receiveQueue, , local] = line.trim().split(/\s+/);
+    if (state === "ESTAB" && local === socketPath) unread += Number(receiveQueue);
+  }
+  return unread;
+}
+
 describe("durable sessions in real Chromium", () => {
   it("continues the conversation after Core is killed with SIGKILL between turns", async () => {
     environment = await setUpE2e();
@@ -332,6 +350,35 @@ describe("durable sessions in real Chromium", () => {
     const statuses = events.filter((event) => event.kind === "status").map((event) => event.status);
     expect(statuses).toEqual(["running", "error", "running", "idle"]);
     console.log(`kill -9 mid-turn: recovery ms (kill → next sendText resolved): ${recoveryMs.toFixed(0)}`);
+  });
+
+  it("delivers a message once when Core dies with it unanswered: sent again under its turn id, run by the next Core", async () => {
+    environment = await setUpE2e();
+    const page = await openAppTab(environment, "A");
+    await createApprovedSession(environment, page);
+    expect(await send(page, "reply: before")).toEqual({ ok: true });
+
+    // Core stops reading, so the message waits in its socket, sent and unanswered, when Core is killed.
+    const killed = await corePidOf(environment);
+    const socketPath = join(environment.home, "run", "core.sock");
+    process.kill(killed, "SIGSTOP");
+    const killedAt = performance.now();
+    await page.evaluate(() => (window as any).startTurn("reply: sent as Core died"));
+    await expect.poll(() => unreadBytesIn(socketPath), { timeout: WAIT_MS }).toBeGreaterThan(0);
+    process.kill(killed, "SIGKILL");
+
+    const outcome = await page.evaluate(() => (window as any).turn);
+    expect(outcome).toEqual({ ok: true });
+    const recoveryMs = performance.now() - killedAt;
+    expect(await corePidOf(environment)).not.toBe(killed);
+    const sent: string[] = await page.evaluate(() => (window as any).sentRequests);
+    // One sendText for the first turn, two for this one (the first copy died unanswered with Core); the agent got it once.
+    expect(sent.filter((type) => type === "sendText")).toHaveLength(3);
+    const chat = (await eventsOf(page)).filter((event) => event.kind === "chat").map((event) => event.text);
+    expect(chat).toEqual(["before", "sent as Core died"]);
+    const started = (await wireOf(page)).filter((event) => event.type === "turn-started");
+    expect(started).toHaveLength(2);
+    console.log(`kill -9 with a sendText unanswered: recovery ms (kill → that sendText resolved): ${recoveryMs.toFixed(0)}`);
   });
 
   it("replays what a reloaded tab missed mid-turn once each, in order, after afterSeq", async () => {

@@ -204,10 +204,48 @@ describe("sessions outlive Core", () => {
         error: { code: "SESSION_ERROR", message: expect.stringContaining("Core stopped"), details: { cause: "core-stopped" } },
       },
     ]);
+    // The page whose sendText of turn-2 failed with the link cannot know it arrived: sent again, it starts nothing.
+    expect(await again.request("sendText", { sessionId, turnId: "turn-2", text: "hang" }, ORIGIN)).toEqual({ turnId: "turn-2" });
     await again.request("sendText", { sessionId, turnId: "turn-3", text: "report-resume" }, ORIGIN);
     expect((await later.until("chat-completed", (event) => event.turnId === "turn-3")).text).toMatch(/^resumed=[0-9a-f-]{36}$/);
     await later.until("turn-completed", (event) => event.turnId === "turn-3");
+    expect(seen.filter((envelope) => envelope.event.type === "turn-started").map((envelope) => envelope.event)).toEqual([
+      { type: "turn-started", turnId: "turn-3", turnKind: "user" },
+    ]);
     console.log(`[recovery] kill -9 → restarted Core → resumed → next turn completed: ${Math.round(performance.now() - killedAt)} ms`);
+  });
+
+  it("starts a turn once when its sendText arrives twice, running or over, before and after a restart", async () => {
+    const first = await core();
+    const page = await connect();
+    const seen = envelopes(page);
+    const events = collectSessionEvents(page, DEADLINE_MS);
+    const { sessionId, workspace } = await page.request("createSession", { provider: "claude" }, ORIGIN);
+    await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN);
+    await waitFor(() => exists(join(workspace.path, ".stand-in-hanging")), "the hanging provider");
+    // Running: answered with the same turn, not SESSION_BUSY.
+    expect(await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN)).toEqual({ turnId: "turn-1" });
+    // Another turn id is still refused while it runs.
+    expect(await codeOf(page.request("sendText", { sessionId, turnId: "turn-x", text: "hang" }, ORIGIN))).toBe("SESSION_BUSY");
+    await page.request("cancelTurn", { sessionId }, ORIGIN);
+    await events.until("turn-failed", (event) => event.turnId === "turn-1");
+    // Over: still the same turn.
+    expect(await page.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN)).toEqual({ turnId: "turn-1" });
+    await stopCore(first);
+
+    await core();
+    const again = await connect();
+    const later = envelopes(again);
+    await again.request("resumeSession", { sessionId }, ORIGIN);
+    expect(await again.request("sendText", { sessionId, turnId: "turn-1", text: "hang" }, ORIGIN)).toEqual({ turnId: "turn-1" });
+    expect(await again.request("prepareSession", { sessionId, turnId: "turn-1" }, ORIGIN)).toEqual({ turnId: "turn-1" });
+    await again.request("sendText", { sessionId, turnId: "turn-2", text: "reply: fresh" }, ORIGIN);
+    await waitFor(() => later.some((envelope) => envelope.event.type === "turn-completed"), "the next turn to complete");
+    const started = [...seen, ...later].filter((envelope) => envelope.event.type === "turn-started").map((envelope) => envelope.event);
+    expect(started).toEqual([
+      { type: "turn-started", turnId: "turn-1", turnKind: "user" },
+      { type: "turn-started", turnId: "turn-2", turnKind: "user" },
+    ]);
   });
 
   it("keeps the workspaces of resumable sessions and removes those of ended ones across a restart", async () => {

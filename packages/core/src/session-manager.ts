@@ -219,6 +219,7 @@ export class SessionManager {
           // An interrupted turn's session goes to "error" through failInterruptedTurn, so the change is stored and sent.
           status: record.status,
           providerSessionId: record.providerSessionId,
+          startedTurn: (turnId) => store.startedTurn(record.sessionId, turnId),
         });
       } catch (error) {
         log("warn", "could not restore a stored session; it was ended", { sessionId: record.sessionId, error: String(error) });

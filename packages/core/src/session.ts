@@ -3,6 +3,7 @@ import { delimiter } from "node:path";
 import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
 import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { StartedTurnIds } from "@pedelec/protocol/started-turn-ids";
 import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { eventFrameProblem } from "./event-frame-check.js";
@@ -64,7 +65,10 @@ export interface RestoredSessionState {
   lastSeq: number;
   status: SessionStatus;
   providerSessionId: string | null;
+  /** Whether the earlier Core started a turn with this id (its turn-started event is in the store). */
+  startedTurn: (turnId: string) => boolean;
 }
+
 
 /** The user text of a prepare turn; the first prompt around it carries the guidance and the tool index. */
 const PREPARE_TEXT =
@@ -89,6 +93,7 @@ export class Session {
   #providerSessionId: string | null;
   /** True once any turn ran in this session, here or before a Core restart: there is nothing left to prepare. */
   #hadTurn: boolean;
+  readonly #startedTurnIds = new StartedTurnIds();
   #activeTurn: ActiveTurn | null = null;
   #ended = false;
   readonly #endController = new AbortController();
@@ -153,8 +158,13 @@ export class Session {
     };
   }
 
-  /** Accepts a turn and starts it after the caller has answered the request (so the reply precedes its events). */
+  /**
+   * Accepts a turn and starts it after the caller has answered the request (so the reply precedes its events). A turn
+   * id this session already started (running, over, or interrupted by a Core that stopped) starts nothing: a page
+   * whose link broke with the request in flight cannot know whether it arrived, and sends it again under the same id.
+   */
   startTurn(turnId: string, text: string, kind: TurnKind = "user"): void {
+    if (this.#startedBefore(turnId)) return;
     if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
     if (this.#activeTurn) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
     const controller = new AbortController();
@@ -163,6 +173,7 @@ export class Session {
     const turn: ActiveTurn = { turnId, kind, text, controller, done };
     this.#activeTurn = turn;
     this.#hadTurn = true;
+    this.#startedTurnIds.remember(turnId);
     setImmediate(() => {
       this.#runTurn(turn).finally(markDone);
     });
@@ -174,11 +185,16 @@ export class Session {
    * conversation every turn anyway.
    */
   prepare(turnId: string): string | null {
+    if (this.#startedBefore(turnId)) return turnId;
     if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
     if (this.#activeTurn) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
     if (this.#hadTurn || !this.setup.adapter.capabilities.resume) return null;
     this.startTurn(turnId, PREPARE_TEXT, "prepare");
     return turnId;
+  }
+
+  #startedBefore(turnId: string): boolean {
+    return this.#startedTurnIds.has(turnId) || this.setup.restored?.startedTurn(turnId) === true;
   }
 
   /**

@@ -56,6 +56,15 @@ interface OwnTurn {
   readonly kind: TurnKind;
   /** True once the caller's promise is settled while Core may still be running the turn (its signal aborted). */
   settled: boolean;
+  /** Its request has left and no answer has come yet: a lost link then leaves the request to be sent again. */
+  awaitingAnswer: boolean;
+  /** A link broke while the request awaited its answer; if the answer then comes anyway, the turn is lost with it. */
+  linkLostMeanwhile?: PedelecError;
+  /**
+   * The request failed with a broken link and went again: the notice of that break may still arrive, and changes
+   * nothing, as the request sent again answers for itself.
+   */
+  sentAgain: boolean;
   readonly resolve: () => void;
   readonly reject: (error: PedelecError) => void;
 }
@@ -64,6 +73,8 @@ type ContextExtras = Pick<PedelecEventContext, "turnId" | "toolRequestId" | "mes
 
 /** Ways a turn stops on purpose; they end the turn's promise but are not error events. */
 const INTENDED_STOPS: ReadonlySet<string> = new Set(["TURN_CANCELLED", "SESSION_ENDED"]);
+/** Failures of a request that was in flight when a link on the way to Core broke: it may have arrived or not. */
+const LINK_BROKE_IN_FLIGHT: ReadonlySet<string> = new Set(["CORE_RUNTIME_UNAVAILABLE", "NATIVE_CONNECTION_CLOSED", "EXTENSION_DISCONNECTED"]);
 /** Statuses in which a lost link leaves an answer that cannot arrive. */
 const BUSY_STATUSES: ReadonlySet<SessionStatus> = new Set(["running", "waiting_tool_result"]);
 /** Turn kinds are remembered for this many recent turns, so late events of a turn still carry it. */
@@ -240,8 +251,20 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       return Promise.reject(error);
     }
     if (signal?.aborted) return Promise.reject(turnAborted(signal));
-    return this.#runTurn("user", turnId, signal, async (markSent) => {
-      await this.#request("sendText", payload, signal, markSent);
+    return this.#runTurn("user", turnId, signal, async (markSent, turn) => {
+      try {
+        await this.#request("sendText", payload, signal, markSent);
+      } catch (error) {
+        if (!LINK_BROKE_IN_FLIGHT.has(PedelecError.from(error, "SDK_TRANSPORT_ERROR").code) || this.#endedBy !== undefined) throw error;
+        // Core may have started the turn before the link broke, or never heard of it. Once re-attached (which replays
+        // what happened meanwhile), the same turn id goes again: Core starts it only if it never did.
+        this.#needsReattach = true;
+        turn.linkLostMeanwhile = undefined;
+        turn.sentAgain = true;
+        await this.#request("sendText", payload, signal);
+        // The turn goes on in this Core: a failure of it is news, not the one the broken link already reported.
+        this.#interruptedTurns.delete(turnId);
+      }
       return turnId;
     });
   }
@@ -487,7 +510,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     kind: TurnKind,
     turnId: string,
     signal: AbortSignal | undefined,
-    start: (markSent: () => void) => Promise<string | null>,
+    start: (markSent: () => void, turn: OwnTurn) => Promise<string | null>,
   ): Promise<void> {
     let turn!: OwnTurn;
     const completion = new Promise<void>((resolve, reject) => {
@@ -495,6 +518,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
         turnId,
         kind,
         settled: false,
+        awaitingAnswer: true,
+        sentAgain: false,
         resolve,
         reject: kind === "prepare" ? (error) => reject(prepareFailure(error)) : reject,
       };
@@ -504,7 +529,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     let sent = false;
     const started = start(() => {
       sent = true;
-    });
+    }, turn);
     const onAbort = (): void => {
       if (turn.settled || signal === undefined) return;
       turn.settled = true;
@@ -523,8 +548,22 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     signal?.addEventListener("abort", onAbort, { once: true });
     const stopListening = (): void => signal?.removeEventListener("abort", onAbort);
     completion.then(stopListening, stopListening);
+    const answered = (): void => {
+      turn.awaitingAnswer = false;
+    };
+    started.then(answered, answered);
     started.then(
       (startedTurnId) => {
+        const lost = turn.linkLostMeanwhile;
+        if (lost !== undefined && this.#ownTurn === turn) {
+          // Answered by the Core that then went away: nothing of this turn can arrive now.
+          this.#ownTurn = undefined;
+          if (!turn.settled) {
+            turn.settled = true;
+            turn.reject(lost);
+          }
+          return;
+        }
         if (startedTurnId !== null || this.#ownTurn !== turn) return;
         // Nothing to run (a prepare with nothing to prepare).
         this.#ownTurn = undefined;
@@ -749,7 +788,11 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       this.#interruptedTurns.delete(stale);
     }
     this.#tools.abortAll(error, "release");
-    if (turn !== undefined) {
+    // A user turn whose sendText is still unanswered is not over yet: should the request fail with the link, it goes
+    // again once re-attached (see sendText).
+    if (turn !== undefined && turn.kind === "user" && turn.awaitingAnswer) {
+      if (!turn.sentAgain) turn.linkLostMeanwhile = error;
+    } else if (turn !== undefined) {
       this.#ownTurn = undefined;
       if (!turn.settled) {
         turn.settled = true;

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PendingToolCall, SessionEvent } from "@pedelec/protocol/session-events";
 import { Pedelec } from "./pedelec.js";
 import { errorOf } from "./testing/error-of.js";
-import { FakeExtension, sessionInfo } from "./testing/fake-extension.js";
+import { FakeExtension, NO_REPLY, sessionInfo } from "./testing/fake-extension.js";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { PedelecEventContext } from "./types.js";
 
 const SESSION_ID = "session-0001";
@@ -264,5 +265,151 @@ describe("re-attaching after the link to Core broke", () => {
     extension.emit(SESSION_ID, { type: "turn-failed", turnId: nextId, turnKind: "user", error: { code: "PROVIDER_FAILED", message: "boom" } });
     expect((await errorOf(next)).code).toBe("PROVIDER_FAILED");
     expect(errors).toEqual(["CORE_RUNTIME_UNAVAILABLE", "PROVIDER_FAILED"]);
+  });
+});
+
+describe("a sendText in flight when the link broke", () => {
+  const LOST = { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" } as const;
+
+  /** The first sendText fails as the host fails requests in flight when Core dies (and the extension says so). */
+  function loseFirstSendText(extension: FakeExtension): void {
+    let sends = 0;
+    extension.handle("sendText", (request) => {
+      sends += 1;
+      if (sends > 1) return { turnId: (request.payload as { turnId: string }).turnId };
+      extension.send({ type: "session-interrupted", sessionId: SESSION_ID, error: LOST });
+      throw new PedelecError(LOST.code, LOST.message);
+    });
+  }
+
+  it("goes again under the same turn id once re-attached, and the turn runs to its end", async () => {
+    const extension = new FakeExtension().install();
+    loseFirstSendText(extension);
+    const session = await new Pedelec().createSession({ provider: "claude" });
+    const errors: string[] = [];
+    session.onError((error) => errors.push(error.code));
+    answerResumes(extension, { status: "error" });
+    const sending = session.sendText("Add milk");
+    const again = await extension.waitForRequest("sendText", 1);
+    const [first] = extension.requestsOf("sendText");
+    expect(again.payload).toEqual(first?.payload);
+    // Re-attached (with the replay) before sending again.
+    expect(extension.requests.map((request) => request.type).filter((type) => type !== "getApprovalStatus")).toEqual([
+      "createSession",
+      "sendText",
+      "resumeSession",
+      "sendText",
+    ]);
+    const { turnId } = again.payload as { turnId: string };
+    extension.emit(SESSION_ID, { type: "turn-started", turnId, turnKind: "user" });
+    extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" });
+    await sending;
+    expect(errors).toEqual(["CORE_RUNTIME_UNAVAILABLE"]);
+  });
+
+  it("reports a failure of the turn it sent again, as news", async () => {
+    const extension = new FakeExtension().install();
+    const session = await new Pedelec().createSession({ provider: "claude" });
+    const errors: string[] = [];
+    session.onError((error) => errors.push(error.code));
+    answerResumes(extension, { status: "error" });
+    loseFirstSendText(extension);
+    const sending = session.sendText("Add milk");
+    const { turnId } = (await extension.waitForRequest("sendText", 1)).payload as { turnId: string };
+    // This Core never heard of the turn: it starts it, and the turn fails in a later message (Chrome hands a page
+    // each port message as a task of its own, after the page has taken the answer).
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    extension.emit(SESSION_ID, { type: "turn-failed", turnId, turnKind: "user", error: { code: "PROVIDER_FAILED", message: "boom" } });
+    expect((await errorOf(sending)).code).toBe("PROVIDER_FAILED");
+    expect(extension.requestsOf("sendText")).toHaveLength(2);
+    expect(errors).toEqual(["CORE_RUNTIME_UNAVAILABLE", "PROVIDER_FAILED"]);
+  });
+
+  it("goes on when the notice of the break arrives after the failure, as it does from the real extension", async () => {
+    const extension = new FakeExtension().install();
+    extension.handle("sendText", (request) => {
+      if (extension.requestsOf("sendText").length > 1) return { turnId: (request.payload as { turnId: string }).turnId };
+      throw new PedelecError(LOST.code, LOST.message);
+    });
+    const session = await new Pedelec().createSession({ provider: "claude" });
+    answerResumes(extension, { status: "error" });
+    const sending = session.sendText("Add milk");
+    const again = await extension.waitForRequest("sendText", 1);
+    // The host fails the request in flight first, then says Core is gone; the page is sending again by then.
+    extension.send({ type: "session-interrupted", sessionId: SESSION_ID, error: LOST });
+    const { turnId } = again.payload as { turnId: string };
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" });
+    await sending;
+  });
+
+  it("rejects with the restarted Core's SESSION_ERROR when the turn had started, reported once", async () => {
+    const extension = new FakeExtension().install();
+    loseFirstSendText(extension);
+    const session = await new Pedelec().createSession({ provider: "claude" });
+    const errors: string[] = [];
+    session.onError((error) => errors.push(error.code));
+    extension.handle("resumeSession", (request, fake, route) => {
+      // The earlier Core had taken the turn; the restarted one ended it, and the re-attach replays that.
+      const { turnId } = extension.requestsOf("sendText")[0]!.payload as { turnId: string };
+      fake.keep(SESSION_ID, { type: "turn-started", turnId, turnKind: "user" });
+      fake.keep(SESSION_ID, {
+        type: "turn-failed",
+        turnId,
+        turnKind: "user",
+        error: { code: "SESSION_ERROR", message: "Core stopped while this turn was running" },
+      });
+      fake.replay(SESSION_ID, (request.payload as { afterSeq: number }).afterSeq, route);
+      return sessionInfo({ lastSeq: fake.lastSeqOf(SESSION_ID), status: "error" });
+    });
+    expect((await errorOf(session.sendText("hang"))).code).toBe("SESSION_ERROR");
+    expect(errors).toEqual(["CORE_RUNTIME_UNAVAILABLE"]);
+    // Core answered the same turn id without starting it again; the session takes the next message.
+    await vi.waitFor(() => expect(extension.requestsOf("sendText")).toHaveLength(2));
+    const next = session.sendText("again");
+    const nextId = ((await extension.waitForRequest("sendText", 2)).payload as { turnId: string }).turnId;
+    extension.emit(SESSION_ID, { type: "turn-completed", turnId: nextId, turnKind: "user" });
+    await next;
+  });
+
+  it("goes again over a new port when the page's port dropped with it in flight", async () => {
+    const extension = new FakeExtension().install();
+    extension.handle("sendText", () => NO_REPLY);
+    const session = await new Pedelec().createSession({ provider: "claude" });
+    answerResumes(extension);
+    const sending = session.sendText("Add milk");
+    const first = await extension.waitForRequest("sendText");
+    extension.handle("sendText", (request) => ({ turnId: (request.payload as { turnId: string }).turnId }));
+    extension.dropPort();
+    const again = await extension.waitForRequest("sendText", 1);
+    expect(again.payload).toEqual(first.payload);
+    expect(extension.routeOf(again)).not.toBe(extension.routeOf(first));
+    const { turnId } = again.payload as { turnId: string };
+    extension.emit(SESSION_ID, { type: "turn-completed", turnId, turnKind: "user" });
+    await sending;
+  });
+
+  it("rejects with the link's error, sending nothing more, when re-attaching fails", async () => {
+    const extension = new FakeExtension().install();
+    loseFirstSendText(extension);
+    const session = await new Pedelec().createSession({ provider: "claude" });
+    extension.handle("resumeSession", () => {
+      throw new PedelecError("CORE_RUNTIME_UNAVAILABLE", "Pedelec Core did not start");
+    });
+    const failure = await errorOf(session.sendText("hang"));
+    expect(failure.code).toBe("CORE_RUNTIME_UNAVAILABLE");
+    expect(failure.message).toContain("did not start");
+    expect(extension.requestsOf("sendText")).toHaveLength(1);
+  });
+
+  it("does not send again after a refusal that is not a broken link", async () => {
+    const extension = new FakeExtension().install();
+    extension.handle("sendText", () => {
+      throw new PedelecError("SESSION_BUSY", "session is already running a turn");
+    });
+    const session = await new Pedelec().createSession({ provider: "claude" });
+    expect((await errorOf(session.sendText("hang"))).code).toBe("SESSION_BUSY");
+    expect(extension.requestsOf("sendText")).toHaveLength(1);
+    expect(extension.requestsOf("resumeSession")).toHaveLength(0);
   });
 });

@@ -311,6 +311,11 @@ export class SessionStore {
     );
   }
 
+  /** Whether a turn with this id started in the session, as far as its kept events tell. */
+  startedTurn(sessionId: string, turnId: string): boolean {
+    return this.#guard("read events from", () => this.#statements.turnStarted.get({ session_id: sessionId, turn_id: turnId }) !== undefined);
+  }
+
   get(sessionId: string): StoredSession | undefined {
     return this.#guard("read a session from", () => {
       const row = this.#statements.session.get(sessionId);
@@ -404,6 +409,13 @@ function prepareStatements(database: Database.Database) {
     eventsAfter: database
       .prepare<[{ session_id: string; after_seq: number; limit: number }], string>(
         `SELECT envelope FROM session_events WHERE session_id = @session_id AND seq > @after_seq AND ${keptWindow} ORDER BY seq`,
+      )
+      .pluck(),
+    turnStarted: database
+      .prepare<[{ session_id: string; turn_id: string }], number>(
+        `SELECT 1 FROM session_events WHERE session_id = @session_id
+           AND json_extract(envelope, '$.event.type') = 'turn-started' AND json_extract(envelope, '$.event.turnId') = @turn_id
+         LIMIT 1`,
       )
       .pluck(),
     endedToPrune: database

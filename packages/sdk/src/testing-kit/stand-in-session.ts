@@ -4,6 +4,7 @@
 import type { AccessMode, EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { StartedTurnIds } from "@pedelec/protocol/started-turn-ids";
 import { SettledToolCalls } from "@pedelec/protocol/settled-tool-calls";
 import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
@@ -76,6 +77,7 @@ export class StandInSession implements TurnDriver {
   #seq = 0;
   readonly #kept: SessionEventEnvelope[] = [];
   #hadTurn = false;
+  readonly #startedTurnIds = new StartedTurnIds();
   #active: KitTurn | undefined;
   #ended = false;
   /** The desktop runtime is up; while it is not, nothing is emitted and the running turn is gone. */
@@ -147,6 +149,9 @@ export class StandInSession implements TurnDriver {
    * answer precedes the turn's events.
    */
   startTurn(turnId: string, text: string, kind: TurnKind = "user"): () => void {
+    this.#requireCore();
+    // As Core: a turn id started before (a request sent again after a lost link) starts nothing.
+    if (this.#startedTurnIds.has(turnId)) return () => undefined;
     this.#requireOpen();
     if (this.#active !== undefined) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
     const turn = new KitTurn(
@@ -163,11 +168,14 @@ export class StandInSession implements TurnDriver {
     );
     this.#active = turn;
     this.#hadTurn = true;
+    this.#startedTurnIds.remember(turnId);
     return () => this.#begin(turn);
   }
 
   /** Starts a hidden prepare turn, or answers null when there is nothing to prepare. */
   prepare(turnId: string): { turnId: string | null; begin?: () => void } {
+    this.#requireCore();
+    if (this.#startedTurnIds.has(turnId)) return { turnId };
     this.#requireOpen();
     if (this.#active !== undefined) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
     if (this.#hadTurn || !this.setup.prepareTurns) return { turnId: null };
