@@ -58,13 +58,32 @@ describe("errorLayerOf", () => {
 });
 
 describe("describeError", () => {
-  it("keeps a PedelecError's code and message", () => {
-    expect(describeError(new PedelecError("SESSION_BUSY", "busy"))).toEqual({ code: "SESSION_BUSY", message: "busy" });
+  it("keeps a PedelecError's code and message, and tells what to do next", () => {
+    expect(describeError(new PedelecError("SESSION_BUSY", "busy"))).toEqual({
+      code: "SESSION_BUSY",
+      message: "busy",
+      remedy: "Wait for the running turn to finish (or stop it), then send again.",
+    });
+    expect(describeError(new PedelecError("NATIVE_HOST_UNAVAILABLE", "the Pedelec native host is unavailable")).remedy).toContain("`npx pedelec install`");
   });
 
-  it("gives other errors and thrown values the page's code", () => {
-    expect(describeError(new Error("boom"))).toEqual({ code: "PAGE_ERROR", message: "boom" });
-    expect(describeError("text")).toEqual({ code: "PAGE_ERROR", message: "text" });
-    expect(describeError(null)).toEqual({ code: "PAGE_ERROR", message: "null" });
+  it("has a remedy for every catalogue code", () => {
+    const without = ERROR_CODES.filter((code) => describeError(new PedelecError(code, "failed")).remedy === undefined);
+    expect(without).toEqual([]);
+  });
+
+  it("reads the remedy of an error that crossed a boundary as plain data", () => {
+    expect(describeError({ code: "SESSION_ENDED", message: "over", remedy: "Start a new one." })).toEqual({
+      code: "SESSION_ENDED",
+      message: "over",
+      remedy: "Start a new one.",
+    });
+    expect(describeError({ code: "SESSION_ENDED", message: "over", remedy: 3 }).remedy).toBeUndefined();
+  });
+
+  it("gives other errors and thrown values the page's code and no remedy", () => {
+    expect(describeError(new Error("boom"))).toEqual({ code: "PAGE_ERROR", message: "boom", remedy: undefined });
+    expect(describeError("text")).toEqual({ code: "PAGE_ERROR", message: "text", remedy: undefined });
+    expect(describeError(null)).toEqual({ code: "PAGE_ERROR", message: "null", remedy: undefined });
   });
 });

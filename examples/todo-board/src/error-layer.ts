@@ -85,14 +85,26 @@ export function errorLayerOf(code: string): ErrorLayer {
   return "page";
 }
 
-/** The code and message of anything caught, for display: PedelecError-like values keep their code. */
-export function describeError(error: unknown): { code: string; message: string } {
+/** What the page shows about an error: its code, its message and, for Pedelec's errors, what to do next. */
+export interface ErrorDescription {
+  code: string;
+  message: string;
+  /** `PedelecError.remedy`: the next step, with commands in backticks. Undefined for the page's own errors. */
+  remedy: string | undefined;
+}
+
+/** The code, message and remedy of anything caught, for display: PedelecError-like values keep their code. */
+export function describeError(error: unknown): ErrorDescription {
   if (typeof error === "object" && error !== null) {
-    const fields = error as { code?: unknown; message?: unknown };
+    const fields = error as { code?: unknown; message?: unknown; remedy?: unknown };
     if (typeof fields.code === "string" && fields.code.length > 0) {
-      return { code: fields.code, message: typeof fields.message === "string" ? fields.message : "" };
+      return {
+        code: fields.code,
+        message: typeof fields.message === "string" ? fields.message : "",
+        remedy: typeof fields.remedy === "string" && fields.remedy !== "" ? fields.remedy : undefined,
+      };
     }
-    if (typeof fields.message === "string") return { code: "PAGE_ERROR", message: fields.message };
+    if (typeof fields.message === "string") return { code: "PAGE_ERROR", message: fields.message, remedy: undefined };
   }
-  return { code: "PAGE_ERROR", message: String(error) };
+  return { code: "PAGE_ERROR", message: String(error), remedy: undefined };
 }

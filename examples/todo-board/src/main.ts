@@ -12,11 +12,12 @@ import { describeApproval } from "./approval-text.js";
 import { mountBoard } from "./board-view.js";
 import { ChatTranscript } from "./chat-transcript.js";
 import { mountChat } from "./chat-view.js";
-import { controlsState } from "./controls-state.js";
+import { controlsState, statusLabel } from "./controls-state.js";
 import { requireElement } from "./dom.js";
 import { showError } from "./errors-view.js";
 import { readPageOptions } from "./page-options.js";
 import { preferredChoice, providerChoices } from "./provider-choices.js";
+import { followSession, type FollowedSession } from "./session-follow.js";
 import { summarizeToolCall } from "./tool-call-summary.js";
 import { createTodoStore } from "./todo-store.js";
 import { createTodoTools, TODO_BOARD_GUIDANCE } from "./todo-tools.js";
@@ -60,13 +61,13 @@ mountChat(messagesElement, transcript);
 /** The page's state beyond the DOM: which session is current and what is in flight. */
 const state: {
   session: PedelecSession<(typeof tools)[number]["name"]> | undefined;
-  /** Unsubscribes the current session's listeners, so a replaced session's late callbacks go nowhere. */
-  detach: (() => void) | undefined;
+  /** The current session's listeners; detached when it is replaced, so its late callbacks go nowhere. */
+  followed: FollowedSession | undefined;
   connecting: boolean;
   ending: boolean;
   /** A sendText() has not settled yet. */
   sending: boolean;
-} = { session: undefined, detach: undefined, connecting: false, ending: false, sending: false };
+} = { session: undefined, followed: undefined, connecting: false, ending: false, sending: false };
 
 function currentStatus(): SessionStatus | undefined {
   return state.session?.getStatus();
@@ -74,10 +75,11 @@ function currentStatus(): SessionStatus | undefined {
 
 function renderStatus(): void {
   const status = currentStatus();
-  const text = state.connecting ? "connecting" : (status ?? "not connected");
+  const coreLost = state.followed?.coreLost() !== undefined;
+  const text = statusLabel({ connecting: state.connecting, status, coreLost });
   statusElement.textContent = text;
   statusElement.dataset["status"] = text;
-  const controls = controlsState({ connecting: state.connecting, status, ending: state.ending, sending: state.sending });
+  const controls = controlsState({ connecting: state.connecting, status, ending: state.ending, sending: state.sending, coreLost });
   connectButton.disabled = !controls.connect;
   providerSelect.disabled = !controls.sessionOptions;
   effortSelect.disabled = !controls.sessionOptions;
@@ -159,8 +161,8 @@ function selectedEffort(): EffortLevel {
 
 async function connect(): Promise<void> {
   if (state.connecting) return;
-  state.detach?.();
-  state.detach = undefined;
+  state.followed?.detach();
+  state.followed = undefined;
   state.connecting = true;
   renderStatus();
   try {
@@ -170,7 +172,13 @@ async function connect(): Promise<void> {
       skills: { guidance: TODO_BOARD_GUIDANCE, tools },
     });
     state.session = session;
-    state.detach = attach(session);
+    state.followed = followSession(session, {
+      transcript,
+      showActivity: (key, activity) => activityLog.show(key, activity),
+      stopOpenActivities: () => activityLog.stopOpen(),
+      reportError,
+      statusChanged: renderStatus,
+    });
     transcript.addNote(`Connected to ${session.provider} (${session.effortLevel} effort).`);
   } catch (error) {
     reportError(error);
@@ -180,37 +188,6 @@ async function connect(): Promise<void> {
   }
   // Creating a session may just have approved this origin.
   await refreshApproval();
-}
-
-/** Wires one session's callbacks to the page; each ignores events once another session is current. */
-function attach(session: PedelecSession): () => void {
-  const isCurrent = (sessionId: string): boolean => state.session === session && sessionId === session.sessionId;
-  const unsubscribers = [
-    session.onChatDelta((delta, context) => {
-      if (isCurrent(context.sessionId)) transcript.appendDelta(delta, context.messageId);
-    }),
-    session.onChat((message, context) => {
-      if (isCurrent(context.sessionId)) transcript.completeMessage(message.text, message.messageId);
-    }),
-    session.onStatus((_status, context) => {
-      if (isCurrent(context.sessionId)) renderStatus();
-    }),
-    session.onActivity((activity, context) => {
-      if (isCurrent(context.sessionId)) activityLog.show(`${context.turnId ?? "-"}:${activity.id}`, activity);
-    }),
-    session.onError((error, context) => {
-      if (isCurrent(context.sessionId)) reportError(error);
-    }),
-    session.onEnded((context) => {
-      if (!isCurrent(context.sessionId)) return;
-      transcript.closeOpenMessage();
-      transcript.addNote("The session ended.");
-      renderStatus();
-    }),
-  ];
-  return () => {
-    for (const unsubscribe of unsubscribers) unsubscribe();
-  };
 }
 
 async function send(): Promise<void> {

@@ -9,6 +9,7 @@ import { startCore, type RunningCore } from "@pedelec/core/core-daemon";
 import { capabilityOfHangingAgent } from "@pedelec/core/testing/agent-capability";
 import { addTodoTool } from "@pedelec/core/testing/add-todo-tool";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
+import { CORE_VERSION } from "@pedelec/core-client/core-version";
 import { runAgentCli } from "./agent-cli-command.js";
 
 let home: string;
@@ -83,6 +84,13 @@ describe("pedelec-cli", () => {
     const code = await runAgentCli(["--help"], { out: (text) => (out += text), err: () => undefined, env: {}, readStdin: async () => "" });
     expect(code).toBe(0);
     expect(out).toContain("pedelec-cli --thread-id <id> tool-call <tool-name>");
+  });
+
+  it("prints its version for --version and exits 0, without Core or a thread", async () => {
+    let out = "";
+    const code = await runAgentCli(["--version"], { out: (text) => (out += text), err: () => undefined, env: {}, readStdin: async () => "" });
+    expect(code).toBe(0);
+    expect(out).toBe(`pedelec-cli ${CORE_VERSION}\n`);
   });
 
   it("says IPC_UNAVAILABLE as JSON when Core is not running", async () => {

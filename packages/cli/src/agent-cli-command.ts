@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { callCore } from "@pedelec/core-client/core-call";
 import { locateCore } from "@pedelec/core-client/core-location";
+import { CORE_VERSION } from "@pedelec/core-client/core-version";
 import { checkToolCallResult } from "@pedelec/protocol/agent-command-replies";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { isSessionId, isThreadCapability, THREAD_CAPABILITY_ENV } from "@pedelec/protocol/thread-access";
@@ -25,7 +26,7 @@ export interface AgentCliIo {
 
 /**
  * The agent-facing command. Results go to stdout as JSON (exit 0); failures print {"error":{code,message}} on stdout,
- * where agents read, and exit 1 (2 for usage errors). `--help` prints the usage and exits 0.
+ * where agents read, and exit 1 (2 for usage errors). `--help` prints the usage, `--version` the version; both exit 0.
  */
 export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Promise<number> {
   const fail = (error: PedelecError, exitCode: number): number => {
@@ -36,7 +37,7 @@ export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Prom
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: { "thread-id": { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: { "thread-id": { type: "string" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" } },
       allowPositionals: true,
       strict: true,
     });
@@ -45,6 +46,10 @@ export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Prom
   }
   if (parsed.values.help === true) {
     io.out(`${AGENT_CLI_USAGE}\n`);
+    return 0;
+  }
+  if (parsed.values.version === true) {
+    io.out(`pedelec-cli ${CORE_VERSION}\n`);
     return 0;
   }
   const threadId = parsed.values["thread-id"] ?? io.env.PEDELEC_THREAD_ID;

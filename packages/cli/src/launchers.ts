@@ -7,6 +7,20 @@ function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
+/** A /bin/sh launcher that pins the home and runs `entry` with `node`, passing every argument on. */
+export function posixLauncherScript(home: string, node: string, entry: string): string {
+  return ["#!/bin/sh", `PEDELEC_HOME=${shellQuote(home)}`, "export PEDELEC_HOME", `exec ${shellQuote(node)} ${shellQuote(entry)} "$@"`, ""].join("\n");
+}
+
+/**
+ * The same as a Windows `.cmd` file (CRLF lines; `%` doubled, since cmd expands it even inside quotes). Chrome starts a
+ * Windows host through cmd.exe, so a `.cmd` serves as the manifest's `path`.
+ */
+export function windowsLauncherScript(home: string, node: string, entry: string): string {
+  const literal = (value: string): string => value.replaceAll("%", "%%");
+  return ["@echo off", `set "PEDELEC_HOME=${literal(home)}"`, `"${literal(node)}" "${literal(entry)}" %*`, ""].join("\r\n");
+}
+
 /** Programs Pedelec puts on disk as small launchers that pin this Node.js binary and this installation. */
 export const LAUNCHED_PROGRAMS = {
   // Chrome starts the host when a page first asks for the agent: the package exports this entry as its one-file bundle.
@@ -32,14 +46,7 @@ export async function writeLaunchers(paths: CorePaths): Promise<Record<LaunchedP
   const written = {} as Record<LaunchedProgram, string>;
   for (const [program, entry] of Object.entries(LAUNCHED_PROGRAMS) as [LaunchedProgram, () => string][]) {
     const target = join(paths.binDir, program);
-    const script = [
-      "#!/bin/sh",
-      `PEDELEC_HOME=${shellQuote(paths.home)}`,
-      "export PEDELEC_HOME",
-      `exec ${shellQuote(process.execPath)} ${shellQuote(entry())} "$@"`,
-      "",
-    ].join("\n");
-    await writeFile(target, script, { mode: 0o755 });
+    await writeFile(target, posixLauncherScript(paths.home, process.execPath, entry()), { mode: 0o755 });
     await chmod(target, 0o755);
     written[program] = target;
   }

@@ -1,24 +1,9 @@
-import { mkdir, rm, writeFile } from "node:fs/promises";
-import { homedir, platform } from "node:os";
-import { join } from "node:path";
+import { constants } from "node:fs";
+import { access, readFile, stat } from "node:fs/promises";
+import { isAbsolute } from "node:path";
 import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
 
-export type BrowserName = "chrome" | "chromium";
-
-/**
- * Where the browser looks for native host manifests. With a user-data-dir the per-profile folder is used (what
- * Chromium reads for a non-default profile, and what tests use); otherwise the user-level folder of the browser.
- */
-export function nativeHostManifestDir(browser: BrowserName, userDataDir?: string): string {
-  if (userDataDir) return join(userDataDir, "NativeMessagingHosts");
-  const home = homedir();
-  if (platform() === "darwin") {
-    const vendor = browser === "chrome" ? join("Google", "Chrome") : "Chromium";
-    return join(home, "Library", "Application Support", vendor, "NativeMessagingHosts");
-  }
-  return join(home, ".config", browser === "chrome" ? "google-chrome" : "chromium", "NativeMessagingHosts");
-}
-
+/** The file a Chromium browser reads to find and trust a native messaging host. */
 export interface NativeHostManifest {
   name: string;
   description: string;
@@ -27,30 +12,56 @@ export interface NativeHostManifest {
   allowed_origins: string[];
 }
 
-export async function writeNativeHostManifest(options: {
-  dir: string;
-  hostPath: string;
-  extensionIds: readonly string[];
-}): Promise<string> {
-  const manifest: NativeHostManifest = {
-    name: NATIVE_HOST_NAME,
-    description: "Pedelec native messaging host: connects the Pedelec extension to the Pedelec desktop runtime.",
-    path: options.hostPath,
-    type: "stdio",
-    allowed_origins: options.extensionIds.map((id) => `chrome-extension://${id}/`),
-  };
-  await mkdir(options.dir, { recursive: true });
-  const file = join(options.dir, `${NATIVE_HOST_NAME}.json`);
-  await writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o644 });
-  return file;
+export const EXTENSION_ID_PATTERN = /^[a-p]{32}$/;
+
+export function extensionOrigin(extensionId: string): string {
+  return `chrome-extension://${extensionId}/`;
 }
 
-export async function removeNativeHostManifest(dir: string): Promise<{ file: string; existed: boolean }> {
-  const file = join(dir, `${NATIVE_HOST_NAME}.json`);
+export function nativeHostManifest(hostPath: string, extensionIds: readonly string[]): NativeHostManifest {
+  return {
+    name: NATIVE_HOST_NAME,
+    description: "Pedelec native messaging host: connects the Pedelec extension to the Pedelec desktop runtime.",
+    path: hostPath,
+    type: "stdio",
+    allowed_origins: extensionIds.map(extensionOrigin),
+  };
+}
+
+/**
+ * What is wrong with the manifest at `file` as the browser would read it, or null when the browser would start our
+ * host from it for `extensionId`: present, JSON, our name, stdio, an absolute path to an executable file, the
+ * extension among the allowed origins.
+ */
+export async function manifestProblem(file: string, extensionId: string, options: { checkExecutable?: boolean } = {}): Promise<string | null> {
+  let text: string;
   try {
-    await rm(file);
-    return { file, existed: true };
-  } catch {
-    return { file, existed: false };
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? `no manifest at ${file}` : `cannot read ${file}: ${(error as Error).message}`;
   }
+  let manifest: Partial<Record<keyof NativeHostManifest, unknown>>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return `${file} is not a JSON object`;
+    manifest = parsed as typeof manifest;
+  } catch {
+    return `${file} is not valid JSON`;
+  }
+  if (manifest.name !== NATIVE_HOST_NAME) return `${file} names the host ${JSON.stringify(manifest.name)}, not ${NATIVE_HOST_NAME}`;
+  if (manifest.type !== "stdio") return `${file} has type ${JSON.stringify(manifest.type)}, not "stdio"`;
+  if (typeof manifest.path !== "string" || !isAbsolute(manifest.path)) return `${file} does not give the host launcher as an absolute path`;
+  if (options.checkExecutable !== false) {
+    try {
+      if (!(await stat(manifest.path)).isFile()) return `the host launcher ${manifest.path} is not a file`;
+      await access(manifest.path, constants.X_OK);
+    } catch {
+      return `the host launcher ${manifest.path} is missing or not executable`;
+    }
+  }
+  const origins = Array.isArray(manifest.allowed_origins) ? manifest.allowed_origins : [];
+  if (!origins.includes(extensionOrigin(extensionId))) {
+    return `${file} does not allow the Pedelec extension ${extensionId} (allowed: ${origins.map(String).join(", ") || "none"})`;
+  }
+  return null;
 }

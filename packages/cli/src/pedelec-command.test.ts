@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
+import { CORE_VERSION } from "@pedelec/core-client/core-version";
+import { startCore } from "@pedelec/core/core-daemon";
 import { runPedelecCommand } from "./pedelec-command.js";
 
 let home: string;
@@ -86,9 +88,49 @@ describe("pedelec status / stop / usage", () => {
     expect((await pedelec("stop")).code).toBe(0);
   });
 
-  it("rejects unknown commands and flags with exit 2", async () => {
+  it("rejects unknown commands and flags with exit 2, naming the flag and showing the command's usage", async () => {
     expect((await pedelec("fly")).code).toBe(2);
-    expect((await pedelec("start", "--bogus")).code).toBe(1);
+    for (const command of ["start", "stop", "status", "install", "uninstall", "doctor", "providers"]) {
+      const refused = await pedelec(command, "--bogus");
+      expect(refused.code, command).toBe(2);
+      expect(refused.err, command).toContain("--bogus");
+      expect(refused.err, command).toContain(`Usage: pedelec ${command === "uninstall" ? "install" : command}`);
+    }
+    const config = await pedelec("config", "get", "--bogus");
+    expect(config.code).toBe(2);
+    expect(config.err).toContain("--bogus");
+  });
+
+  it("answers --help and --version for pedelec and every command, without touching Core or the browsers", async () => {
+    expect((await pedelec("--version")).out).toBe(`pedelec ${CORE_VERSION}`);
+    const overall = await pedelec("--help");
+    expect(overall.code).toBe(0);
+    for (const command of ["start", "stop", "status", "install", "uninstall", "doctor", "providers", "config"]) {
+      expect(overall.out).toContain(`  ${command}`);
+      const help = await pedelec(command, "--help");
+      expect(help.code, command).toBe(0);
+      expect(help.out, command).toMatch(/^Usage: pedelec /);
+      const version = await pedelec(command, "--version");
+      expect(version.code, command).toBe(0);
+      expect(version.out, command).toBe(`pedelec ${command} ${CORE_VERSION}`);
+    }
+    expect((await pedelec("help", "doctor")).out).toContain("Usage: pedelec doctor");
+    // Nothing was installed or started for any of that.
+    await expect(access(join(home, "bin"))).rejects.toThrow();
+  });
+
+  it("reports status as JSON, running or not", async () => {
+    const stopped = await pedelec("status", "--json");
+    expect(stopped.code).toBe(1);
+    expect(JSON.parse(stopped.out)).toEqual({ running: false, pid: null, version: null, sessions: null, home, socket: join(home, "run", "core.sock") });
+    const core = await startCore({ ...process.env, PEDELEC_HOME: home });
+    try {
+      const running = await pedelec("status", "--json");
+      expect(running.code).toBe(0);
+      expect(JSON.parse(running.out)).toEqual({ running: true, pid: process.pid, version: CORE_VERSION, sessions: 0, home, socket: join(home, "run", "core.sock") });
+    } finally {
+      await core.stop();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { homedir } from "node:os";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { waitForCore } from "@pedelec/core-client/core-launch";
 import { launchCoreDetached } from "@pedelec/core/core-launcher";
@@ -6,56 +6,99 @@ import { runCoreForeground } from "@pedelec/core/core-main";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
 import { ProviderLocator } from "@pedelec/core/provider-locator";
 import { LoginShellPath } from "@pedelec/core/providers/login-shell-path";
-import { recordProviderPaths } from "@pedelec/core/provider-path-recorder";
 import { reportProviders } from "@pedelec/core/provider-status";
 import { loadSettings } from "@pedelec/core/settings";
+import { readConfig, setConfig } from "@pedelec/core/settings-keys";
 import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
-import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { readConfig, setConfig } from "./config-command.js";
+import type { HostPlatform, MachineView } from "./browser-layouts.js";
+import { parseCommandLine, PEDELEC_VERSION, UsageError } from "./command-line.js";
+import { DOCTOR_USAGE, runDoctorCommand } from "./doctor-command.js";
+import type { StepRunner } from "./host-registration.js";
+import { INSTALL_USAGE, runInstallCommand } from "./install-command.js";
 import { writeLaunchers } from "./launchers.js";
-import { nativeHostManifestDir, removeNativeHostManifest, writeNativeHostManifest, type BrowserName } from "./native-host-manifest.js";
+import { OPEN_USAGE, runOpenCommand } from "./open-command.js";
 
 const USAGE = `Usage: pedelec <command> [options]
 
 Commands:
   start [--detach]     Run the Pedelec desktop runtime (Core) in the foreground, or in the background with --detach
   stop                 Stop the running Core
-  status               Show whether Core is running (exit 1 when it is not)
-  install [--browser chrome|chromium] [--user-data-dir DIR] [--extension-id ID]...
-                       Register the native messaging host with the browser
-  uninstall [--browser chrome|chromium] [--user-data-dir DIR]
+  status [--json]      Show whether Core is running (exit 1 when it is not)
+  install [--browser <id>]... [--user-data-dir DIR] [--extension-id ID]... [--json]
+                       Register the native messaging host with every Chromium-family browser found (or those named)
+  uninstall [--browser <id>]... [--user-data-dir DIR] [--json]
                        Remove that registration
+  doctor [--json]      Check every layer from the browser to the agent, with a fix for each problem
+  open [--print] [--json]
+                       Open the control panel in the browser (starts Core if needed); --print only prints its address
   providers [--json]   Show which agent CLIs this machine can run, and why the others cannot
   config get [key] [--json]
                        Show settings (all of them, or one key)
   config set <key> <value>
                        Change a setting, checked as Core checks it; a running Core uses it for the next session.
-                       Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>,
-                       effortProfiles.<provider>.<low|medium|high> (a JSON array of argv tokens), providers.<provider>.path
+                       Keys: see \`pedelec config --help\`; an empty value resets a key to its default
 
+Every command takes --help and --version. \`pedelec <command> --help\` explains one command.
 Environment: PEDELEC_HOME (default ~/.pedelec) holds everything Core owns.`;
+
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  start: `Usage: pedelec start [--detach]
+
+Runs Core, Pedelec's desktop runtime, in this terminal until Ctrl+C; with --detach, in the background (its log goes
+to PEDELEC_HOME/logs/core.log). The browser's native host starts Core by itself when a page needs it.`,
+  stop: "Usage: pedelec stop\n\nAsks the running Core to stop, ending its sessions and their agent processes, and waits until it has.",
+  status: `Usage: pedelec status [--json]
+
+Says whether Core is running for this PEDELEC_HOME: pid, version, active sessions, home and socket. Exit 1 when it is
+not running. --json prints { "running", "pid", "version", "sessions", "home", "socket" }.`,
+  install: INSTALL_USAGE,
+  uninstall: INSTALL_USAGE,
+  doctor: DOCTOR_USAGE,
+  open: OPEN_USAGE,
+  providers: `Usage: pedelec providers [--json]
+
+Lists every agent CLI Pedelec can drive: whether this machine can run it, its version, and why not.`,
+  config: `Usage: pedelec config get [key] [--json]
+       pedelec config set <key> <value>
+
+Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>
+(a JSON array of argv tokens), providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays,
+logging.debug. An empty value resets a key to its default.`,
+};
 
 export interface CommandIo {
   out: (line: string) => void;
   err: (line: string) => void;
   env: NodeJS.ProcessEnv;
+  /** The user's home folder for browser folders; the real one unless a test gives a temporary one. */
+  home?: string;
+  /** The platform whose browser layout to use; this one unless a test lays out another. */
+  platform?: HostPlatform;
+  /** Where /usr/bin, /opt and /Applications are looked up; "/" unless a test gives an empty folder. */
+  systemRoot?: string;
+  /** Carries out install steps; the real machine unless a test records them. */
+  stepRunner?: StepRunner;
+  /** How doctor starts Core when it is not running; the native host's way unless a test gives another. */
+  launchCore?: () => Promise<number>;
 }
 
-/** Runs one `pedelec` command; returns the process exit code. */
+/** Runs one `pedelec` command; returns the process exit code (2 for a command line that cannot be run). */
 export async function runPedelecCommand(argv: readonly string[], io: CommandIo): Promise<number> {
   const [command, ...rest] = argv;
-  const paths = resolveCorePaths(io.env);
+  const paths = resolveCorePaths(io.env, io.platform ?? process.platform);
   try {
     switch (command) {
       case "start": {
-        const { values } = parseArgs({ args: rest, options: { detach: { type: "boolean", default: false } }, strict: true });
+        const { values } = parseCommandLine(rest, { detach: { type: "boolean", default: false } });
+        if (values.help || values.version) return helpOrVersion(command, values.help === true, io);
         await writeLaunchers(paths);
         if (!values.detach) return await runCoreForeground(io.env);
         if (await waitForCore(paths, 0)) {
           io.out(`Pedelec Core is already running (PEDELEC_HOME=${paths.home}).`);
           return 0;
         }
+        io.out(`Starting Pedelec Core in the background (PEDELEC_HOME=${paths.home})…`);
         const pid = await launchCoreDetached(paths, io.env);
         if (!(await waitForCore(paths, 15_000))) {
           io.err(`Pedelec Core did not come up; see ${paths.logsDir}/core.log`);
@@ -65,6 +108,8 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
         return 0;
       }
       case "stop": {
+        const { values } = parseCommandLine(rest, {});
+        if (values.help || values.version) return helpOrVersion(command, values.help === true, io);
         const connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
         if (!connection) {
           io.out("Pedelec Core is not running.");
@@ -77,53 +122,40 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
         return 0;
       }
       case "status": {
+        const { values } = parseCommandLine(rest, { json: { type: "boolean" } });
+        if (values.help || values.version) return helpOrVersion(command, values.help === true, io);
         const connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
-        if (!connection) {
+        const status = connection ? await connection.request("ping", {}).finally(() => connection.close()) : undefined;
+        if (values.json) {
+          io.out(JSON.stringify({
+            running: status !== undefined,
+            pid: status?.pid ?? null,
+            version: status?.version ?? null,
+            sessions: status?.sessions ?? null,
+            home: status?.home ?? paths.home,
+            socket: paths.socketPath,
+          }, null, 2));
+        } else if (status === undefined) {
           io.out(`Pedelec Core is not running (PEDELEC_HOME=${paths.home}).`);
-          return 1;
+        } else {
+          io.out(`Pedelec Core ${status.version} is running: pid ${status.pid}, ${status.sessions} active session(s), since ${status.startedAt}, PEDELEC_HOME=${status.home}.`);
         }
-        const status = await connection.request("ping", {}).finally(() => connection.close());
-        io.out(`Pedelec Core ${status.version} is running: pid ${status.pid}, ${status.sessions} active session(s), since ${status.startedAt}, PEDELEC_HOME=${status.home}.`);
-        return 0;
+        return status === undefined ? 1 : 0;
       }
       case "install":
       case "uninstall": {
-        const { values } = parseArgs({
-          args: rest,
-          options: {
-            browser: { type: "string", default: "chromium" },
-            "user-data-dir": { type: "string" },
-            "extension-id": { type: "string", multiple: true },
-          },
-          strict: true,
-        });
-        if (values.browser !== "chrome" && values.browser !== "chromium") {
-          io.err(`--browser must be chrome or chromium, not ${values.browser}`);
-          return 2;
-        }
-        const dir = nativeHostManifestDir(values.browser as BrowserName, values["user-data-dir"]);
-        if (command === "uninstall") {
-          const removed = await removeNativeHostManifest(dir);
-          io.out(removed.existed ? `Removed ${removed.file}` : `Nothing to remove at ${removed.file}`);
-          return 0;
-        }
-        const launchers = await writeLaunchers(paths);
-        const extensionIds = [DEFAULT_EXTENSION_ID, ...(values["extension-id"] ?? [])];
-        for (const id of extensionIds) {
-          if (!/^[a-p]{32}$/.test(id)) {
-            io.err(`not a Chrome extension id: ${id}`);
-            return 2;
-          }
-        }
-        const file = await writeNativeHostManifest({ dir, hostPath: launchers["pedelec-native-host"], extensionIds });
-        io.out(`Registered the Pedelec native host for ${values.browser}: ${file}`);
-        io.out(`Host executable: ${launchers["pedelec-native-host"]} (PEDELEC_HOME=${paths.home})`);
-        const recorded = await recordProviderPaths(paths.settingsFile, createProviderRegistry(), io.env);
-        for (const { provider, path } of recorded) io.out(`Provider ${provider}: ${path} (recorded in ${paths.settingsFile})`);
-        return 0;
+        if (rest.includes("--version")) return helpOrVersion(command, false, io);
+        return await runInstallCommand(command, rest, io, { machine: machineOf(io), paths, ...(io.stepRunner ? { runner: io.stepRunner } : {}) });
       }
+      case "doctor": {
+        if (rest.includes("--version")) return helpOrVersion(command, false, io);
+        return await runDoctorCommand(rest, io, { machine: machineOf(io), paths, launchCore: io.launchCore ?? (() => launchCoreDetached(paths, io.env)) });
+      }
+      case "open":
+        return await runOpenCommand(rest, io);
       case "providers": {
-        const { values } = parseArgs({ args: rest, options: { json: { type: "boolean", default: false } }, strict: true });
+        const { values } = parseCommandLine(rest, { json: { type: "boolean", default: false } });
+        if (values.help || values.version) return helpOrVersion(command, values.help === true, io);
         const registry = createProviderRegistry();
         const reports = await reportProviders(registry, new ProviderLocator(registry, io.env, new LoginShellPath(io.env)), await loadSettings(paths.settingsFile));
         if (values.json) {
@@ -137,7 +169,8 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
       }
       case "config": {
         const [action, ...operands] = rest;
-        const { values, positionals } = parseArgs({ args: operands, options: { json: { type: "boolean", default: false } }, allowPositionals: true, strict: true });
+        const { values, positionals } = parseCommandLine(action === undefined || action.startsWith("-") ? rest : operands, { json: { type: "boolean", default: false } }, true);
+        if (values.help || values.version) return helpOrVersion(command, values.help === true, io);
         const registry = createProviderRegistry();
         if (action === "get" && positionals.length <= 1) {
           const all = await readConfig(paths.settingsFile, registry);
@@ -158,24 +191,47 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
           else io.out(`Set ${positionals[0]} in ${paths.settingsFile}.`);
           return 0;
         }
-        io.err(`Usage: pedelec config get [key] [--json] | pedelec config set <key> <value>`);
+        io.err(COMMAND_USAGE.config!);
         return 2;
       }
+      case "--version":
+      case "-v":
+      case "version":
+        io.out(`pedelec ${PEDELEC_VERSION}`);
+        return 0;
       case undefined:
       case "help":
       case "--help":
-      case "-h":
+      case "-h": {
+        const topic = rest[0];
+        if (command === "help" && topic !== undefined && Object.hasOwn(COMMAND_USAGE, topic)) return helpOrVersion(topic, true, io);
         io.out(USAGE);
         return command === undefined ? 2 : 0;
+      }
       default:
         io.err(`Unknown command: ${command}\n\n${USAGE}`);
         return 2;
     }
   } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`pedelec ${command}: ${error.message}\n\n${COMMAND_USAGE[command!] ?? USAGE}`);
+      return 2;
+    }
     const coded = PedelecError.from(error, "INVALID_INPUT");
     io.err(`pedelec ${command}: ${coded.message} [${coded.code}]`);
+    io.err(`  ${coded.remedy}`);
     return 1;
   }
+}
+
+function helpOrVersion(command: string, help: boolean, io: CommandIo): number {
+  io.out(help ? COMMAND_USAGE[command]! : `pedelec ${command} ${PEDELEC_VERSION}`);
+  return 0;
+}
+
+function machineOf(io: CommandIo): MachineView {
+  const platform = io.platform ?? (process.platform === "darwin" || process.platform === "win32" ? process.platform : "linux");
+  return { platform, home: io.home ?? homedir(), env: io.env, ...(io.systemRoot !== undefined ? { systemRoot: io.systemRoot } : {}) };
 }
 
 /** Plain columns, padded to the widest cell. */

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { capabilityOfHangingAgent } from "@pedelec/core/testing/agent-capability";
 import { useCoreUnderTest } from "@pedelec/core/testing/core-home";
+import { CORE_VERSION } from "@pedelec/core-client/core-version";
 import { runTsRuntime } from "./ts-runtime-command.js";
 
 const standInDir = resolve(fileURLToPath(new URL("../../../test/stand-ins/claude", import.meta.url)));
@@ -52,6 +53,19 @@ describe("pedelec-ts-runtime", () => {
     expect(result.code).toBe(125);
     expect(lastError(result.lastLine).code).toBe("INVALID_INPUT");
     expect(result.out.length).toBe(0);
+  });
+
+  it("answers --help and --version outside a turn, but passes them to the script after --", async () => {
+    const help = await tsRuntime(["--help"], {});
+    expect(help.code).toBe(0);
+    expect(help.out.toString("utf8")).toContain("pedelec-ts-runtime --thread-id <id> run");
+    const version = await tsRuntime(["--version"], {});
+    expect(version.code).toBe(0);
+    expect(version.out.toString("utf8")).toBe(`pedelec-ts-runtime ${CORE_VERSION}\n`);
+    // After --, --help is the script's argument: the run is attempted (and refused here: no capability).
+    const passed = await tsRuntime(["--thread-id", THREAD, "run", "x.ts", "--", "--help"], {});
+    expect(passed.code).toBe(125);
+    expect(lastError(passed.lastLine).code).toBe("THREAD_ACCESS_DENIED");
   });
 
   it("refuses outside an agent turn, and when Core is not running", async () => {

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { constants } from "node:os";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { locateCore } from "@pedelec/core-client/core-location";
+import { CORE_VERSION } from "@pedelec/core-client/core-version";
 import { sessionIdSchema } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { THREAD_CAPABILITY_ENV, threadCapabilitySchema, type RequestPayload, type RequestResult } from "@pedelec/protocol/requests";
@@ -13,7 +14,8 @@ export const TS_RUNTIME_USAGE = `Usage:
 Runs JavaScript or TypeScript in the session's workspace with Pedelec's pinned, sandboxed Deno. Arguments after --
 reach the script as Deno.args and never change its permissions. The thread id defaults to $PEDELEC_THREAD_ID; the
 thread's capability is read from $${THREAD_CAPABILITY_ENV}. Exit code: the script's own; 124 on timeout; 125 when
-Pedelec refused or stopped the run (the last stderr line is {"error":{"code","message"}}).`;
+Pedelec refused or stopped the run (the last stderr line is {"error":{"code","message"}}). --help and --version
+answer outside a turn too.`;
 
 export interface TsRuntimeIo {
   stdout: (chunk: Buffer | string) => void;
@@ -31,6 +33,16 @@ export async function runTsRuntime(argv: readonly string[], io: TsRuntimeIo): Pr
     io.stderr(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
     return exitCode;
   };
+  // Only before `--`: what follows belongs to the script.
+  const own = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
+  if (own.includes("--help") || own.includes("-h")) {
+    io.stdout(`${TS_RUNTIME_USAGE}\n`);
+    return 0;
+  }
+  if (own.includes("--version")) {
+    io.stdout(`pedelec-ts-runtime ${CORE_VERSION}\n`);
+    return 0;
+  }
   const parsed = parseCommandLine(argv, io.env);
   if (parsed instanceof PedelecError) return refuse(parsed);
   const capability = io.env[THREAD_CAPABILITY_ENV];

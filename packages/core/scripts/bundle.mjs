@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { locateDeno, locateDenoWith } from "@pedelec/script-runtime/deno-binary";
 import { bundleNodeEntry } from "../../../scripts/bundle-node-entry.mjs";
+import { bundleControlPanel } from "./bundle-control-panel.mjs";
 
 const REHEARSAL_DEADLINE_MS = 60_000;
 
@@ -44,6 +45,8 @@ async function rehearse(program) {
 }
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
+// The control panel's page first: Core's rehearsal below starts the panel, which reads it.
+await bundleControlPanel();
 await bundleNodeEntry({
   packageDir,
   entry: "dist/core-entry.js",

@@ -4,11 +4,13 @@ import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { AssetTransfers, AssetTransfersOptions } from "./assets/asset-transfers.js";
+import type { ControlPanel, ControlPanelOptions } from "./control-panel/control-panel.js";
 import { DEFAULT_CONNECTION_LIMITS, PendingFrameBytes, type ConnectionLimits } from "./connection-limits.js";
 import { CoreClientConnection } from "./core-connection.js";
 import { acquireCoreLock } from "./core-lock.js";
 import { resolveCorePaths, type CorePaths } from "./core-paths.js";
 import { log } from "./logger.js";
+import type { ProcessLog } from "./logging/process-log.js";
 import { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { ProcessGroupLedger } from "./process-group-ledger.js";
 import { createProviderRegistry } from "./providers/provider-registry.js";
@@ -19,7 +21,7 @@ import { connectionClaimant } from "./request-router.js";
 import { ensureAttestationKey } from "./full-access-attestation.js";
 import { FullAccessGate } from "./full-access-gate.js";
 import { scriptRunnerSource } from "./script-runner-source.js";
-import { SettingsSource } from "./settings.js";
+import { SettingsSource, type Settings } from "./settings.js";
 import { sweepManagedWorkspaces } from "./workspace.js";
 
 export interface RunningCore {
@@ -31,6 +33,11 @@ export interface RunningCore {
    * has not yet; see BACKGROUND_START_DELAY_MS). Rejects when rebuilding the sessions failed.
    */
   whenReady(): Promise<void>;
+  /**
+   * The control panel's address with its secret once it runs (after whenReady()), or null when it could not start (or
+   * has not yet). Written to `run/control-panel.url` for `pedelec open`; never logged or sent on the socket.
+   */
+  readonly controlPanelUrl: string | null;
   /** Resolves once Core has stopped (after stop() or a shutdown request). */
   stopped: Promise<void>;
   stop(): Promise<void>;
@@ -41,6 +48,13 @@ export interface StartCoreOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** The asset server's port, ticket lifetime and clock; tests shorten the lifetime or take the port away. */
   assets?: AssetTransfersOptions;
+  /** The control panel's event stream limits; tests make a slow client lag sooner. */
+  controlPanel?: ControlPanelOptions;
+  /**
+   * This process's log file (runCoreForeground opens logs/core.log): its file logger is loaded with the background
+   * start, never before the first request, and follows the `logging.debug` setting.
+   */
+  processLog?: ProcessLog;
   /**
    * Stops Core: during start-up, start-up undoes what it did so far (lock, socket, asset server, companion) and
    * startCore rejects with the signal's reason; once started, it is the same as stop().
@@ -109,7 +123,11 @@ async function startCoreSteps(
   };
   const sessions = new SessionManager({
     paths,
-    loadSettings: () => settings.current(),
+    loadSettings: async () => {
+      const current = await settings.current();
+      options.processLog?.setDebug(current.logging.debug);
+      return current;
+    },
     providers: createProviderRegistry(),
     env,
     processLedger,
@@ -127,15 +145,26 @@ async function startCoreSteps(
   // not wait for SQLite, the asset server or a provider probe. It starts with the first request that needs it, or
   // shortly after Core listens when none comes.
   let assets: AssetTransfers | undefined;
+  let controlPanel: ControlPanel | undefined;
   let background: Promise<void> | undefined;
   const startBackground = (): Promise<void> => {
     clearTimeout(backgroundTimer);
+    // A shutdown that came first leaves nothing to start: the store, servers and panel would outlive the socket.
+    if (stopping !== undefined && background === undefined) return Promise.reject(new PedelecError("IPC_UNAVAILABLE", "Core is stopping"));
     background ??= (async () => {
+      // Not awaited: nothing here waits for the log file, and lines logged meanwhile are kept until it is open.
+      void options.processLog?.start(async () => (await settings.current()).logging.debug);
       sessions.warmUp();
       // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
       const { AssetTransfers } = await import("./assets/asset-transfers.js");
       assets = await AssetTransfers.start(options.assets);
-      await restoreSessions(paths, sessions);
+      try {
+        await restoreSessions(paths, sessions);
+      } finally {
+        // Like assets, the panel is not Core's reason to run: if it cannot start, Core runs without it. It starts
+        // even when the sessions could not be rebuilt: its logs page shows why.
+        controlPanel = await startControlPanel(paths, sessions, () => settings.current(), options.controlPanel);
+      }
     })();
     return background;
   };
@@ -153,6 +182,7 @@ async function startCoreSteps(
       clearTimeout(backgroundTimer);
       server.close();
       await background?.catch(() => undefined);
+      await controlPanel?.close().catch((error: unknown) => log("warn", "the control panel did not close cleanly", { error: String(error) }));
       await assets?.close();
       await sessions.shutdown();
       watchdog.close();
@@ -213,12 +243,16 @@ async function startCoreSteps(
   // From here on, stop() owns the clean-up.
   undo.length = 0;
   options.signal?.addEventListener("abort", () => void stop(), { once: true });
-  backgroundTimer = setTimeout(() => startBackground().catch(backgroundFailed), BACKGROUND_START_DELAY_MS);
-  log("info", "Core listening", { socket: paths.socketPath, pid: process.pid });
+  log("info", "Core listening", { socket: paths.socketPath });
+  // A shutdown request may have been served while start-up finished (the socket answers from listen() on).
+  if (stopping === undefined) backgroundTimer = setTimeout(() => startBackground().catch(backgroundFailed), BACKGROUND_START_DELAY_MS);
   return {
     paths,
     get assetPort() {
       return assets?.port ?? null;
+    },
+    get controlPanelUrl() {
+      return controlPanel?.url ?? null;
     },
     whenReady: startBackground,
     stopped,
@@ -243,6 +277,25 @@ async function restoreSessions(paths: CorePaths, sessions: SessionManager): Prom
   const swept = await sweepManagedWorkspaces(paths.workspacesDir, sessions.liveManagedWorkspaces());
   if (swept > 0) log("info", "removed workspaces no session owns", { count: swept });
   await sessions.sweepExpired();
+}
+
+/** Starts the control panel (loaded only now, after Core listens); undefined when it cannot, which is logged. */
+async function startControlPanel(
+  paths: CorePaths,
+  sessions: SessionManager,
+  loadSettings: () => Promise<Settings>,
+  options: ControlPanelOptions | undefined,
+): Promise<ControlPanel | undefined> {
+  try {
+    const { ControlPanel } = await import("./control-panel/control-panel.js");
+    const panel = await ControlPanel.start({ paths, sessions, loadSettings }, options);
+    // The address holds the secret: only where it is, never what it is.
+    log("info", "control panel listening", { port: panel.port, urlFile: paths.controlPanelUrlFile });
+    return panel;
+  } catch (error) {
+    log("warn", "the control panel could not start; Core runs without it", { error: String(error) });
+    return undefined;
+  }
 }
 
 /**

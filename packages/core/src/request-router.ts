@@ -187,6 +187,7 @@ export function createRequestRouter(context: RouterContext) {
       home: context.home,
       startedAt: context.startedAt,
       sessions: sessions.activeCount,
+      assetPort: context.assets()?.port ?? null,
     }),
     shutdown: () => {
       setImmediate(context.requestShutdown);

@@ -66,6 +66,21 @@ function storedPatchFor(envelope: SessionEventEnvelope): Partial<StoredSession> 
   }
 }
 
+/** A live session as the control panel lists it: what its page sees, plus its origin and how many turns it ran. */
+export interface LiveSessionSummary {
+  origin: string;
+  info: SessionInfo;
+  /** Turns the page started (prepare turns not counted), as far as the store's kept events and this Core tell. */
+  turnCount: number;
+}
+
+/** An origin that created sessions, with how many of them are live and how many ended ones the store keeps. */
+export interface OriginSessionCount {
+  origin: string;
+  live: number;
+  ended: number;
+}
+
 /** What start-up found in the store. */
 export interface RestoreReport {
   /** Sessions that are resumable again. */
@@ -87,6 +102,10 @@ export class SessionManager {
   readonly #loginShellPath: LoginShellPath;
   /** Last event or resume time of each live session (ms), for the retention setting. */
   readonly #lastActivity = new Map<string, number>();
+  /** Control panel observers of every session's events (observeEvents). */
+  readonly #observers = new Set<(envelope: SessionEventEnvelope, origin: string, provider: ProviderCode) => void>();
+  /** User turns per live session, counted once asked for (liveSessions) and kept up to date from then on. */
+  readonly #turnCounts = new Map<string, number>();
   #store: SessionStore | PedelecError;
 
   constructor(private readonly options: SessionManagerOptions) {
@@ -324,6 +343,7 @@ export class SessionManager {
         }
         this.#lastActivity.set(envelope.sessionId, this.#now());
         this.options.publish(envelope);
+        this.#observe(envelope, session);
         // The last event a session sends: from here on only its tombstone is needed.
         if (envelope.event.type === "session-ended") this.#retire(session, envelope.event.reason);
       },
@@ -490,6 +510,75 @@ export class SessionManager {
       .catch((error: unknown) => log("warn", "could not remove an ended session's workspace", { sessionId, error: String(error) }))
       .finally(() => this.#workspaceRemovals.delete(removal));
     this.#workspaceRemovals.add(removal);
+  }
+
+  /**
+   * Calls `listener` with every event of every session, after it has been stored and sent to pages; returns the
+   * function that stops it. A listener that throws is logged and never disturbs the session.
+   */
+  observeEvents(listener: (envelope: SessionEventEnvelope, origin: string, provider: ProviderCode) => void): () => void {
+    this.#observers.add(listener);
+    return () => void this.#observers.delete(listener);
+  }
+
+  /** Every session that has not ended, oldest first. */
+  liveSessions(): LiveSessionSummary[] {
+    const summaries: LiveSessionSummary[] = [];
+    for (const session of this.#sessions.values()) {
+      if (session.ended) continue;
+      summaries.push({ origin: session.origin, info: session.info(), turnCount: this.#turnCountOf(session.id) });
+    }
+    return summaries.sort((first, second) => first.info.sessionCreatedAt.localeCompare(second.info.sessionCreatedAt));
+  }
+
+  /** Every origin with live sessions or ended ones kept in the store, with their counts. */
+  originCounts(): OriginSessionCount[] {
+    const counts = new Map<string, OriginSessionCount>();
+    const entry = (origin: string): OriginSessionCount => {
+      let count = counts.get(origin);
+      if (count === undefined) counts.set(origin, (count = { origin, live: 0, ended: 0 }));
+      return count;
+    };
+    for (const session of this.#sessions.values()) if (!session.ended) entry(session.origin).live += 1;
+    if (!(this.#store instanceof PedelecError)) for (const record of this.#store.listEnded()) entry(record.origin).ended += 1;
+    return [...counts.values()].sort((first, second) => first.origin.localeCompare(second.origin));
+  }
+
+  /** The provider adapters sessions are created with (their effort profile rules and defaults). */
+  get providers(): ProviderRegistry {
+    return this.options.providers;
+  }
+
+  /** Every provider with its availability, version and executable, found through Core's own locator. */
+  async providerReports(): Promise<ProviderReport[]> {
+    return reportProviders(this.options.providers, this.#locator, await this.options.loadSettings());
+  }
+
+  #observe(envelope: SessionEventEnvelope, session: Session): void {
+    const { event } = envelope;
+    if (event.type === "turn-started" && event.turnKind === "user" && this.#turnCounts.has(session.id)) {
+      this.#turnCounts.set(session.id, this.#turnCounts.get(session.id)! + 1);
+    }
+    if (event.type === "session-ended") this.#turnCounts.delete(session.id);
+    for (const observer of this.#observers) {
+      try {
+        observer(envelope, session.origin, session.setup.provider);
+      } catch (error) {
+        log("warn", "a session event observer failed", { error: String(error) });
+      }
+    }
+  }
+
+  #turnCountOf(sessionId: string): number {
+    let count = this.#turnCounts.get(sessionId);
+    if (count === undefined) {
+      // Counted from the kept events once; every later turn-started adds one (#observe).
+      const store = this.#store;
+      const kept = store instanceof PedelecError ? [] : store.eventsAfter(sessionId, 0);
+      count = kept.filter(({ event }) => event.type === "turn-started" && event.turnKind === "user").length;
+      this.#turnCounts.set(sessionId, count);
+    }
+    return count;
   }
 
   #chooseProvider(input: CreateSessionInput, settings: Settings): ProviderCode {

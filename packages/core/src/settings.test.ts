@@ -45,6 +45,14 @@ describe("settings.json", () => {
     expect(JSON.parse(await readFile(file, "utf8"))).toEqual({ defaultProvider: "claude" });
   });
 
+  it("reads logging.debug as a boolean that defaults to off, and refuses anything else", async () => {
+    expect((await loadSettings(file)).logging).toEqual({ debug: false });
+    await writeFile(file, JSON.stringify({ logging: { debug: true } }));
+    expect((await loadSettings(file)).logging).toEqual({ debug: true });
+    await writeFile(file, JSON.stringify({ logging: { debug: "yes" } }));
+    await expect(loadSettings(file)).rejects.toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining("logging.debug") });
+  });
+
   it("keeps the last good settings in force while the file is broken, and reports each problem once", async () => {
     const reports: string[] = [];
     const source = new SettingsSource(file, (problem) => reports.push(problem));

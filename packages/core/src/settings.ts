@@ -5,6 +5,7 @@ import { effortLevelSchema, providerCodeSchema, type EffortLevel, type ProviderC
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { DEFAULT_OLLAMA_BASE_URL } from "./providers/ollama/ollama-endpoint.js";
+import { withoutJsonExcerpt } from "./logging/json-error-excerpt.js";
 
 const effortProfilesSchema = z.partialRecord(effortLevelSchema, z.array(z.string()));
 
@@ -71,6 +72,12 @@ export const settingsFileSchema = z.object({
    * survives page reloads, browser restarts and Core restarts.
    */
   sessionRetentionDays: z.number().min(0.001).max(3650).default(7),
+  /**
+   * `debug: true` makes Core and the native host write debug lines and the log fields that may carry page content,
+   * tool arguments and results, file contents or secrets, which are otherwise redacted (docs/architecture/logging.md).
+   * For a user chasing a problem; a running Core follows a change from its next session.
+   */
+  logging: z.object({ debug: z.boolean().default(false) }).default({ debug: false }),
 });
 export type Settings = z.infer<typeof settingsFileSchema>;
 
@@ -86,7 +93,8 @@ export async function loadSettings(settingsFile: string): Promise<Settings> {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new PedelecError("INVALID_INPUT", `${settingsFile} is not valid JSON: ${(error as Error).message}`);
+    // Without V8's quote of the text around the mistake: it may hold the start of a secret (the Ollama API key).
+    throw new PedelecError("INVALID_INPUT", `${settingsFile} is not valid JSON: ${withoutJsonExcerpt((error as Error).message)}`);
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new PedelecError("INVALID_INPUT", `${settingsFile} must hold a JSON object`);

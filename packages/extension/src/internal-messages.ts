@@ -4,7 +4,8 @@ import { wireErrorSchema } from "@pedelec/protocol/wire-error";
 /**
  * Messages between the extension's own pages (the approval popup, the options page) and the service worker
  * (`chrome.runtime.sendMessage`). They never leave the extension, so they live here rather than in the page or
- * native wire.
+ * native wire. The approval requests below answer with a snapshot of the lists; the desktop link requests further
+ * down answer with the link's state.
  */
 export const popupRequestSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("list-approvals") }),
@@ -49,6 +50,46 @@ export const popupResponseSchema = z.union([
   z.object({ ok: z.literal(false), error: wireErrorSchema }),
 ]);
 export type PopupResponse = z.infer<typeof popupResponseSchema>;
+
+/**
+ * The link to Pedelec on this computer (native host, then Core) as the worker's native link sees it:
+ * - `not-connected`: nothing opened it since the worker started (or it was closed on purpose); the next page request
+ *   opens it.
+ * - `connecting`: the native host is starting, or it is reaching (or starting) Core.
+ * - `connected`: Core answers; `version` is the Pedelec version the native host reports (Core runs from the same
+ *   install).
+ * - `host-missing`: the browser could not start the native host (`NATIVE_HOST_UNAVAILABLE`; Chrome's own reason, such
+ *   as "Specified native messaging host not found", is in `error.details.lastError`).
+ * - `core-unavailable`: the native host runs but Core could not start or went away (`CORE_RUNTIME_UNAVAILABLE`).
+ * - `disconnected`: the native host went away after it had spoken (`NATIVE_CONNECTION_CLOSED`); the next request
+ *   reopens the link.
+ */
+export const desktopLinkStatusSchema = z.discriminatedUnion("state", [
+  z.object({ state: z.literal("not-connected") }),
+  z.object({ state: z.literal("connecting"), version: z.string().optional() }),
+  z.object({ state: z.literal("connected"), version: z.string() }),
+  z.object({ state: z.literal("host-missing"), error: wireErrorSchema }),
+  z.object({ state: z.literal("core-unavailable"), version: z.string(), error: wireErrorSchema.optional() }),
+  z.object({ state: z.literal("disconnected"), error: wireErrorSchema }),
+]);
+export type DesktopLinkStatus = z.infer<typeof desktopLinkStatusSchema>;
+
+/**
+ * The popup asks about the desktop link apart from the approval lists, on its own timer while it is open.
+ * `check-desktop-link` also opens the link when nothing has yet (starting the native host, which starts Core) and
+ * waits a few seconds for the host to say whether Core answers.
+ */
+export const desktopLinkRequestSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("get-desktop-link") }),
+  z.strictObject({ type: z.literal("check-desktop-link") }),
+]);
+export type DesktopLinkRequest = z.infer<typeof desktopLinkRequestSchema>;
+
+export const desktopLinkResponseSchema = z.union([
+  z.object({ ok: z.literal(true), link: desktopLinkStatusSchema }),
+  z.object({ ok: z.literal(false), error: wireErrorSchema }),
+]);
+export type DesktopLinkResponse = z.infer<typeof desktopLinkResponseSchema>;
 
 /** Worker → any open extension page: the pending, approved, consented, refused or Full Access lists changed. */
 export const approvalsChangedSchema = z.strictObject({ type: z.literal("approvals-changed") });

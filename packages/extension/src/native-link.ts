@@ -11,6 +11,8 @@ import type { FullAccessClaim } from "@pedelec/protocol/full-access";
 import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import type { ExtensionToCoreRequestType, SessionRequestType } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { WireError } from "@pedelec/protocol/wire-error";
+import type { DesktopLinkStatus } from "./internal-messages.js";
 import { consoleLogger, type Logger } from "./logger.js";
 import type { NativeConnector } from "./native-channel.js";
 
@@ -38,6 +40,10 @@ interface ChannelStatus {
   coreLost: boolean;
   /** The host started Core the last time it connected or tried to (host-status `coreLaunched`). */
   coreLaunched: boolean;
+  /** The version the host's last host-status reported. */
+  version?: string;
+  /** Why Core is unavailable, from the host's last host-status. */
+  coreError?: WireError;
 }
 
 interface ChannelState {
@@ -52,6 +58,8 @@ interface ChannelState {
 export class NativeLink {
   #state: ChannelState | undefined;
   #everOpened = false;
+  /** Why the last channel ended (or could not open), unless the link closed it itself; cleared by the next channel. */
+  #lastFailure: PedelecError | undefined;
   readonly #createRequestId: () => string;
   readonly #maxMessageBytes: number;
   readonly #logger: Logger;
@@ -80,6 +88,22 @@ export class NativeLink {
   /** The host had to start Core (it was not running) the last time it connected or tried to, on the current channel. */
   get coreLaunched(): boolean {
     return this.#state?.status.coreLaunched ?? false;
+  }
+
+  /** What the popup shows about the link: derived from the current channel, or from how the last one ended. */
+  get status(): DesktopLinkStatus {
+    const state = this.#state;
+    if (state === undefined) {
+      const failure = this.#lastFailure;
+      if (failure === undefined) return { state: "not-connected" };
+      return failure.code === "NATIVE_HOST_UNAVAILABLE" ? { state: "host-missing", error: failure.toWire() } : { state: "disconnected", error: failure.toWire() };
+    }
+    const { hostSpoke, core, version, coreError } = state.status;
+    if (!hostSpoke || version === undefined || core === undefined || core === "connecting") {
+      return version === undefined ? { state: "connecting" } : { state: "connecting", version };
+    }
+    if (core === "connected") return { state: "connected", version };
+    return coreError === undefined ? { state: "core-unavailable", version } : { state: "core-unavailable", version, error: coreError };
   }
 
   /** Session events from Core, in arrival order. */
@@ -124,7 +148,7 @@ export class NativeLink {
     try {
       state = this.#ensureOpen();
     } catch (error) {
-      return Promise.reject(hostUnavailable(error instanceof Error ? error.message : String(error)));
+      return Promise.reject(this.#openFailed(error));
     }
     return state.client.request(
       (id) => {
@@ -143,7 +167,8 @@ export class NativeLink {
   async probe(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     try {
       this.#ensureOpen();
-    } catch {
+    } catch (error) {
+      this.#openFailed(error);
       return;
     }
     const settled = (): boolean => {
@@ -202,12 +227,20 @@ export class NativeLink {
     const state: ChannelState = { client, status };
     client.onClose((error) => this.#closed(state, error));
     this.#state = state;
+    this.#lastFailure = undefined;
     const reopened = this.#everOpened;
     this.#everOpened = true;
     if (reopened) {
       for (const listener of this.#reopenListeners) this.#runListener(() => listener());
     }
     return state;
+  }
+
+  /** A connect that threw: the browser could not start the host. Remembered for `status`. */
+  #openFailed(error: unknown): PedelecError {
+    const failure = hostUnavailable(error instanceof Error ? error.message : String(error));
+    this.#lastFailure = failure;
+    return failure;
   }
 
   #handle(state: ChannelState, message: HostMessage): void {
@@ -223,6 +256,8 @@ export class NativeLink {
       case "host-status": {
         const wasConnected = state.status.core === "connected";
         state.status.core = message.core;
+        state.status.version = message.version;
+        state.status.coreError = message.core === "unavailable" ? message.error : undefined;
         if (message.coreLaunched !== undefined) state.status.coreLaunched = message.coreLaunched;
         if (message.core === "unavailable" && message.error) {
           const error = PedelecError.fromWire(message.error);
@@ -245,6 +280,7 @@ export class NativeLink {
 
   #closed(state: ChannelState, error: PedelecError): void {
     if (this.#state === state) this.#state = undefined;
+    if (!state.status.closedByLink && this.#state === undefined) this.#lastFailure = error;
     if (state.status.hostSpoke && !state.status.closedByLink) this.#notifyLost(error);
     this.#notifyStatus();
   }

@@ -4,7 +4,7 @@ import { ApprovalStore } from "./approval-store.js";
 import { SingleApprovalWindow } from "./approval-window.js";
 import { FULL_ACCESS_GRANTS_KEY, FullAccessGrantStore } from "./full-access-grants.js";
 import { FullAccessRevocations } from "./full-access-revocations.js";
-import { popupResponseSchema } from "./internal-messages.js";
+import { desktopLinkResponseSchema, popupResponseSchema } from "./internal-messages.js";
 import { NativeLink } from "./native-link.js";
 import { createPopupRequestHandler } from "./popup-requests.js";
 import { PENDING_REVOCATIONS_KEY, RevocationStore } from "./revocation-store.js";
@@ -15,7 +15,7 @@ const waitOptions = { timeout: 2000, interval: 2 };
 /** 2025-01-01T10:00:00.000Z */
 const NOW = Date.UTC(2025, 0, 1, 10);
 
-function setup() {
+function setup(linkCheckTimeoutMs = 2_000) {
   const storage = new MemoryStorage();
   const now = () => NOW;
   const approvedOrigins = new ApprovalStore(storage, { now });
@@ -36,8 +36,18 @@ function setup() {
     createId: () => `approval-${++ids}`,
     now: () => new Date("2025-01-01T10:00:00.000Z"),
   });
-  const handle = createPopupRequestHandler({ approvals, approvedOrigins, consents, grants, revocations, pendingRevocations, onChange });
-  return { storage, approvedOrigins, consents, grants, approvals, host, handle, changes: () => changes };
+  const handle = createPopupRequestHandler({
+    approvals,
+    approvedOrigins,
+    consents,
+    grants,
+    revocations,
+    pendingRevocations,
+    link,
+    linkCheckTimeoutMs,
+    onChange,
+  });
+  return { storage, approvedOrigins, consents, grants, approvals, host, link, handle, changes: () => changes };
 }
 
 describe("popup request handler", () => {
@@ -222,5 +232,47 @@ describe("popup request handler", () => {
       ok: false,
       error: { code: "INVALID_INPUT" },
     });
+  });
+});
+
+describe("desktop link requests", () => {
+  it("answer with the link's state without opening it", async () => {
+    const { handle, host } = setup();
+    expect(desktopLinkResponseSchema.parse(await handle({ type: "get-desktop-link" }))).toEqual({ ok: true, link: { state: "not-connected" } });
+    expect(host.channels).toHaveLength(0);
+  });
+
+  it("check opens the link and answers once the host says whether Core answers", async () => {
+    const { handle, host } = setup();
+    const checking = handle({ type: "check-desktop-link" });
+    expect(host.channels).toHaveLength(1);
+    host.current.hello("connecting");
+    expect(await handle({ type: "get-desktop-link" })).toEqual({ ok: true, link: { state: "connecting", version: "0.1.0" } });
+    host.current.hello("connected", true);
+    expect(desktopLinkResponseSchema.parse(await checking)).toEqual({ ok: true, link: { state: "connected", version: "0.1.0" } });
+  });
+
+  it("check answers host-missing with Chrome's reason when the host cannot start", async () => {
+    const { handle, host } = setup();
+    const checking = handle({ type: "check-desktop-link" });
+    host.current.die("Specified native messaging host not found.");
+    expect(await checking).toMatchObject({
+      ok: true,
+      link: { state: "host-missing", error: { code: "NATIVE_HOST_UNAVAILABLE", details: { lastError: "Specified native messaging host not found." } } },
+    });
+  });
+
+  it("check gives up waiting after its deadline and answers what it knows", async () => {
+    const { handle, host } = setup(300);
+    const started = Date.now();
+    const answer = await handle({ type: "check-desktop-link" });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(answer).toEqual({ ok: true, link: { state: "connecting" } });
+    expect(host.channels).toHaveLength(1);
+  });
+
+  it("refuses a link request with unknown fields", async () => {
+    const { handle } = setup();
+    expect(await handle({ type: "get-desktop-link", verbose: true })).toMatchObject({ ok: false, error: { code: "INVALID_INPUT" } });
   });
 });

@@ -5,7 +5,15 @@ import type { ApprovalBroker } from "./approval-broker.js";
 import type { ApprovalStore } from "./approval-store.js";
 import type { FullAccessGrantStore } from "./full-access-grants.js";
 import type { FullAccessRevocations } from "./full-access-revocations.js";
-import { popupRequestSchema, type ApprovalsSnapshot, type PopupRequest, type PopupResponse } from "./internal-messages.js";
+import {
+  desktopLinkRequestSchema,
+  popupRequestSchema,
+  type ApprovalsSnapshot,
+  type DesktopLinkResponse,
+  type PopupRequest,
+  type PopupResponse,
+} from "./internal-messages.js";
+import type { NativeLink } from "./native-link.js";
 import { ownValue } from "./own-record.js";
 import type { RevocationStore } from "./revocation-store.js";
 import type { WorkspaceConsentStore } from "./workspace-consent-store.js";
@@ -18,12 +26,22 @@ export interface PopupRequestHandlerOptions {
   grants: FullAccessGrantStore;
   revocations: FullAccessRevocations;
   pendingRevocations: RevocationStore;
+  /** The worker's native link, whose state the popup shows. */
+  link: Pick<NativeLink, "status" | "probe">;
+  /** How long `check-desktop-link` waits for the native host to say whether Core answers. */
+  linkCheckTimeoutMs?: number;
   /** Tells other open extension pages that the lists changed. */
   onChange?: () => void;
 }
 
-/** Serves the popup's and the options page's internal messages. Invalid input is answered, never thrown. */
-export function createPopupRequestHandler(options: PopupRequestHandlerOptions): (message: unknown) => Promise<PopupResponse> {
+/** A cold start (host, then Core, then its answer) takes a few seconds; the popup keeps polling after this anyway. */
+const DEFAULT_LINK_CHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * Serves the popup's and the options page's internal messages: the approval requests, answered with a snapshot of the
+ * lists, and the desktop link requests, answered with the link's state. Invalid input is answered, never thrown.
+ */
+export function createPopupRequestHandler(options: PopupRequestHandlerOptions): (message: unknown) => Promise<PopupResponse | DesktopLinkResponse> {
   const snapshot = async (): Promise<ApprovalsSnapshot> => ({
     pending: options.approvals.list(),
     approved: await options.approvedOrigins.list(),
@@ -63,7 +81,14 @@ export function createPopupRequestHandler(options: PopupRequestHandlerOptions): 
     }
   };
 
+  const answerLink = async (check: boolean): Promise<DesktopLinkResponse> => {
+    if (check) await options.link.probe(options.linkCheckTimeoutMs ?? DEFAULT_LINK_CHECK_TIMEOUT_MS);
+    return { ok: true, link: options.link.status };
+  };
+
   return async (message) => {
+    const linkRequest = desktopLinkRequestSchema.safeParse(message);
+    if (linkRequest.success) return answerLink(linkRequest.data.type === "check-desktop-link");
     try {
       const parsed = popupRequestSchema.safeParse(message);
       if (!parsed.success) {

@@ -60,6 +60,7 @@ const handlePopupRequest = createPopupRequestHandler({
   grants,
   revocations,
   pendingRevocations,
+  link,
   onChange: broadcastApprovalsChanged,
 });
 

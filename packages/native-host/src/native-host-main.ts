@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnCoreDetached } from "@pedelec/core-client/core-launch";
+import { log as writeLog } from "@pedelec/core/logger";
+import { readLoggingDebug } from "@pedelec/core/logging/logging-debug-setting";
+import { ProcessLog } from "@pedelec/core/logging/process-log";
 import { locateCore } from "@pedelec/core-client/core-location";
 import { splittingTransport } from "@pedelec/protocol/chunking";
 import { NATIVE_CHUNK_BYTES } from "@pedelec/protocol/native-wire";
@@ -11,20 +13,22 @@ import { NativeHost } from "./native-host.js";
 import { NativeMessagingStdio } from "./native-messaging-stdio.js";
 
 /**
+ * How long after start the host loads its file logger (pino): after it has sent its first request on, which a page is
+ * waiting for. Lines logged before then are kept and written with their own times.
+ */
+const FILE_LOGGER_DELAY_MS = 50;
+
+/**
  * Entry point Chrome starts (argv: [node, script, "chrome-extension://<id>/"]). Stdout carries only frames, so
- * everything else goes to PEDELEC_HOME/logs/native-host.log.
+ * everything else goes to PEDELEC_HOME/logs/native-host.log (several hosts may write it at once; see
+ * docs/architecture/logging.md).
  */
 export function runNativeHost(): void {
   const paths = locateCore(process.env);
-  mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
-  const logFile = join(paths.logsDir, "native-host.log");
-  const log = (message: string, fields: Record<string, unknown> = {}): void => {
-    try {
-      appendFileSync(logFile, `${JSON.stringify({ time: new Date().toISOString(), pid: process.pid, message, ...fields })}\n`, { mode: 0o600 });
-    } catch {
-      // Logging must never break the pipe to Chrome.
-    }
-  };
+  const processLog = ProcessLog.open({ logsDir: paths.logsDir, fileName: "native-host.log" });
+  setTimeout(() => void processLog.start(() => readLoggingDebug(join(paths.home, "settings.json"))), FILE_LOGGER_DELAY_MS).unref();
+  const log = (message: string, fields: Record<string, unknown> = {}, level: "info" | "warn" | "error" = "info"): void =>
+    writeLog(level, message, fields);
   log("native host started", { caller: process.argv[2] ?? null });
 
   const timeout = Number.parseInt(process.env.PEDELEC_CORE_START_TIMEOUT_MS ?? "", 10);
@@ -49,7 +53,7 @@ export function runNativeHost(): void {
     if (error !== undefined) {
       // A broken frame means the byte stream is out of step with Chrome; the only safe move is to stop.
       const code = error instanceof PedelecError ? error.code : undefined;
-      log("unreadable frame from the browser; exiting", { code, error: error.message });
+      writeLog("error", "unreadable frame from the browser; exiting", { code, error: error.message });
       process.exit(1);
     }
     log("stdin closed; exiting");

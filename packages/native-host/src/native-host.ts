@@ -23,7 +23,7 @@ export interface NativeHostOptions {
   launchCore: () => Promise<void>;
   /** How long to keep retrying after launching Core. */
   coreStartTimeoutMs: number;
-  log: (message: string, fields?: Record<string, unknown>) => void;
+  log: (message: string, fields?: Record<string, unknown>, level?: "info" | "warn" | "error") => void;
   /** The extension Chrome started this host for (`chrome-extension://<id>/`, Chrome's first argument), or undefined. */
   extensionOrigin: string | undefined;
   now?: () => number;
@@ -54,7 +54,7 @@ export class NativeHost {
       const id = (message as { id?: unknown } | null)?.id;
       const summary = summarizeIssues(parsed.error.issues);
       const error = new PedelecError("INVALID_INPUT", `the extension sent a message that does not match the protocol: ${summary.message}`, summary.details);
-      this.options.log("rejected an invalid message from the extension", { issues: parsed.error.issues.length });
+      this.options.log("rejected an invalid message from the extension", { issues: parsed.error.issues.length }, "warn");
       if (typeof id === "string" && id.length > 0 && id.length <= 128) {
         this.options.sendToExtension({ kind: "response", id, ok: false, error: error.toWire() });
       }
@@ -137,7 +137,7 @@ export class NativeHost {
       try {
         await this.options.launchCore();
       } catch (error) {
-        this.options.log("could not start Core", { error: (error as Error).message });
+        this.options.log("could not start Core", { error: (error as Error).message }, "error");
       }
       connection = await connectToCore(paths, this.options.coreStartTimeoutMs, this.#stopped.signal);
     }
@@ -167,7 +167,7 @@ export class NativeHost {
       const lost = new PedelecError("CORE_RUNTIME_UNAVAILABLE", error?.message ?? "the connection to Pedelec Core closed");
       for (const id of this.#inFlight) this.#fail(id, lost);
       this.#inFlight.clear();
-      this.options.log("lost the connection to Core", { error: lost.message });
+      this.options.log("lost the connection to Core", { error: lost.message }, "warn");
       this.#status("unavailable", lost, launched);
     });
     this.#status("connected", undefined, launched);

@@ -1,16 +1,21 @@
 import { type ErrorCode, isErrorCode } from "./error-codes.js";
+import { remedyFor } from "./error-remedies.js";
 import type { WireError } from "./wire-error.js";
 
 export type { WireError };
 
 /**
  * The one error type of Pedelec. Every failure that crosses a boundary is a PedelecError with a code from
- * the catalogue; `toWire()` and `fromWire()` carry it across hops unchanged.
+ * the catalogue; `toWire()` and `fromWire()` carry it across hops unchanged. Decide by `code`; show the user
+ * `message` and, under it, `remedy`: what to do next.
  *
  * @example
  * ```ts
  * try { await session.sendText("hi"); }
- * catch (error) { if (error instanceof PedelecError && error.code === "SESSION_BUSY") { showBusy(); } }
+ * catch (error) {
+ *   if (error instanceof PedelecError && error.code === "SESSION_BUSY") { showBusy(); }
+ *   else if (error instanceof PedelecError) { showError(`${error.message}. ${error.remedy}`); }
+ * }
  * ```
  */
 export class PedelecError extends Error {
@@ -24,6 +29,23 @@ export class PedelecError extends Error {
     this.name = "PedelecError";
     this.code = code;
     if (details !== undefined) this.details = details;
+  }
+
+  /**
+   * What the user or the developer does next, in a sentence or two: the command to run (`npx pedelec install`,
+   * `codex login`…), the setting to change, or that nothing needs fixing (a new message resumes the session).
+   * Worked out from `code` and `details` (which provider, what caused it) wherever the error is read, so it is not
+   * sent over the wire. docs/errors.md lists every code's remedy.
+   *
+   * @example
+   * ```ts
+   * session.onError((error) => {
+   *   banner.textContent = `${error.message}. ${error.remedy}`; // "… not signed in. Run `codex login` in a terminal, …"
+   * });
+   * ```
+   */
+  get remedy(): string {
+    return remedyFor(this.code, this.details);
   }
 
   /** The error as plain JSON, to send across a hop (a message port, a pipe, a socket). */

@@ -217,6 +217,11 @@ export const localRequestSchemas = {
       home: z.string(),
       startedAt: z.string(),
       sessions: z.number().int().min(0),
+      /**
+       * The loopback port of the asset server, null until Core's background start has run it (or when it could not
+       * start). `pedelec doctor` uses it to prove the server answers.
+       */
+      assetPort: z.number().int().min(1).max(65535).nullable().optional(),
     }),
   },
   shutdown: { payload: z.strictObject({}), result: z.object({ stopping: z.literal(true) }) },

@@ -232,6 +232,10 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
    * it fails, `SESSION_BUSY` while another turn of this session is active (a prepare turn too), `SESSION_ENDED` once it
    * ended. `options.signal` stops it: see `SendTextOptions`.
    *
+   * Should the link to Core break while the message is on its way (Core restarted, the extension's worker restarted),
+   * the SDK re-attaches and sends it again once under the same turn id; Core runs a turn id once, so the agent gets the
+   * message once. It rejects with the link's error only if re-attaching fails.
+   *
    * @example
    * ```ts
    * try { await session.sendText("Add milk to the list."); }

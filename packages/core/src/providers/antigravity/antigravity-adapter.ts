@@ -63,7 +63,7 @@ export function antigravityTurnOutcome(run: ProviderProcessResult, summary: Anti
       error: new PedelecError(
         "PROVIDER_NOT_AUTHENTICATED",
         `agy is not signed in (${signedOut}); run "agy" in a terminal once to sign in`,
-        { providerMessage: signedOut },
+        { provider: "antigravity", providerMessage: signedOut },
       ),
     };
   }

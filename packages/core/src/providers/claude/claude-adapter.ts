@@ -50,7 +50,7 @@ export function claudeTurnOutcome(run: ProviderProcessResult, summary: ClaudeStr
       error: new PedelecError(
         "PROVIDER_NOT_AUTHENTICATED",
         `claude is not signed in (${summary.notAuthenticatedText.trim()}); run "claude auth login" in a terminal`,
-        { providerMessage: summary.notAuthenticatedText },
+        { provider: "claude", providerMessage: summary.notAuthenticatedText },
       ),
     };
   }

@@ -62,7 +62,7 @@ export function codexTurnOutcome(finished: ProviderProcessResult, summary: Codex
       error: new PedelecError(
         "PROVIDER_NOT_AUTHENTICATED",
         `codex is not signed in (${signedOut.trim()}); run "codex login" in a terminal`,
-        { providerMessage: signedOut },
+        { provider: "codex", providerMessage: signedOut },
       ),
     };
   }

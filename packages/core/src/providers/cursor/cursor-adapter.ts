@@ -67,7 +67,7 @@ export function cursorTurnOutcome(run: ProviderProcessResult, summary: CursorStr
       error: new PedelecError(
         "PROVIDER_NOT_AUTHENTICATED",
         `cursor-agent is not signed in (${signedOut}); run "${CURSOR_LOGIN_COMMAND}" in a terminal`,
-        { providerMessage: signedOut, fixCommand: CURSOR_LOGIN_COMMAND },
+        { provider: "cursor", providerMessage: signedOut, fixCommand: CURSOR_LOGIN_COMMAND },
       ),
     };
   }

@@ -58,7 +58,7 @@ export function opencodeTurnOutcome(run: ProviderProcessResult, summary: Opencod
       error: new PedelecError(
         "PROVIDER_NOT_AUTHENTICATED",
         `opencode has no valid credentials for its model provider (${summary.notAuthenticatedText.trim()}); run "opencode auth login" in a terminal`,
-        { providerMessage: summary.notAuthenticatedText, errorName: summary.error?.name ?? null },
+        { provider: "opencode", providerMessage: summary.notAuthenticatedText, errorName: summary.error?.name ?? null },
       ),
     };
   }

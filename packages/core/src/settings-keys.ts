@@ -1,11 +1,14 @@
 import { EFFORT_LEVELS, PROVIDER_CODES, effortLevelSchema, providerCodeSchema, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { ProviderRegistry } from "@pedelec/core/providers/provider-registry";
-import { loadSettings, updateSettingsFile, type Settings } from "@pedelec/core/settings";
-import { DEFAULT_OLLAMA_BASE_URL, parseBaseUrl } from "@pedelec/core/providers/ollama/ollama-endpoint";
+import type { ProviderRegistry } from "./providers/provider-registry.js";
+import { loadSettings, updateSettingsFile, type Settings } from "./settings.js";
+import { DEFAULT_OLLAMA_BASE_URL, parseBaseUrl } from "./providers/ollama/ollama-endpoint.js";
 import { isAbsolute } from "node:path";
 
-/** The keys `pedelec config` reads and writes, as `a.b.c` paths into settings.json. */
+/**
+ * The settings a user edits one key at a time, with `pedelec config` or the control panel: as `a.b.c` paths into
+ * settings.json.
+ */
 export const CONFIG_KEYS = [
   "defaultProvider",
   "defaultEffortLevel",
@@ -15,6 +18,7 @@ export const CONFIG_KEYS = [
   "ollama.baseUrl",
   "ollama.apiKey",
   "sessionRetentionDays",
+  "logging.debug",
 ];
 
 /** What `config get` shows for a secret: whether it is set, never the value. */
@@ -35,6 +39,7 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
   values["ollama.baseUrl"] = settings.ollama.baseUrl;
   values["ollama.apiKey"] = settings.ollama.apiKey === "" ? null : SECRET_SET;
   values.sessionRetentionDays = settings.sessionRetentionDays;
+  values["logging.debug"] = settings.logging.debug;
   return values;
 }
 
@@ -44,12 +49,12 @@ export async function readConfig(settingsFile: string, providers: ProviderRegist
 
 /**
  * Sets one key, validated exactly as Core validates it (effort profiles by the provider's own rules), and writes
- * settings.json atomically. `value` is the command-line text: a provider code or `null`, an effort level, a model
+ * settings.json atomically; a refused value leaves the file as it was. A running Core uses it from its next session. `value` is the command-line text: a provider code or `null`, an effort level, a model
  * name (empty to unset), a JSON array of argv tokens, or an absolute path (empty to unset).
  */
 export async function setConfig(settingsFile: string, providers: ProviderRegistry, key: string, value: string): Promise<void> {
   if (!CONFIG_KEYS.includes(key)) {
-    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays`);
+    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays, logging.debug`);
   }
   const [section, code, level] = key.split(".") as [string, ProviderCode | undefined, string | undefined];
   await updateSettingsFile(settingsFile, (raw) => {
@@ -74,10 +79,18 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
         }
         return { ...raw, sessionRetentionDays: days };
       }
+      case "logging": {
+        // Empty goes back to the default (off).
+        if (value !== "" && value !== "true" && value !== "false") throw new PedelecError("INVALID_INPUT", "logging.debug must be true or false");
+        return { ...raw, logging: withEntry(raw.logging, "debug", value === "" ? undefined : value === "true") };
+      }
       case "defaultModels":
         return { ...raw, defaultModels: withEntry(raw.defaultModels, code!, value === "" ? undefined : value) };
-      case "effortProfiles":
-        return { ...raw, effortProfiles: withEntry(raw.effortProfiles, code!, withEntry(objectAt(raw.effortProfiles, code!), level!, effortTokens(providers, code!, level!, value))) };
+      case "effortProfiles": {
+        // Empty goes back to the provider's default profile for that level.
+        const profiles = withEntry(objectAt(raw, "effortProfiles")[code!], level!, value === "" ? undefined : effortTokens(providers, code!, level!, value));
+        return { ...raw, effortProfiles: withEntry(raw.effortProfiles, code!, Object.keys(profiles).length === 0 ? undefined : profiles) };
+      }
       case "ollama": {
         // `code` is the field here: baseUrl (empty resets it) or apiKey (empty clears it).
         const field = code as string;

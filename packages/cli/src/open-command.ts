@@ -1,0 +1,113 @@
+import { spawn } from "node:child_process";
+import { stat, readFile } from "node:fs/promises";
+import { CoreConnection } from "@pedelec/core-client/core-client";
+import { waitForCore } from "@pedelec/core-client/core-launch";
+import { launchCoreDetached } from "@pedelec/core/core-launcher";
+import { resolveCorePaths, type CorePaths } from "@pedelec/core/core-paths";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { parseCommandLine, PEDELEC_VERSION } from "./command-line.js";
+import { writeLaunchers } from "./launchers.js";
+import type { CommandIo } from "./pedelec-command.js";
+
+export const OPEN_USAGE = `Usage: pedelec open [--print] [--json]
+
+Opens Pedelec's control panel (sessions, live events, providers and effort profiles, origins, logs) in the default
+browser, starting Core in the background first if it is not running. The address holds a secret made at each Core
+start: anyone with it can steer Core, so do not share it.
+
+Options:
+  --print   Only print the address; do not open a browser
+  --json    Print { "url": … } as JSON
+  --help    Show this help; --version shows the version`;
+
+/** How long `pedelec open` waits for Core to start and then for its panel to listen. */
+const CORE_START_TIMEOUT_MS = 15_000;
+const PANEL_START_TIMEOUT_MS = 15_000;
+const PANEL_POLL_MS = 20;
+
+/** What the panel's address looks like: loopback, a port, a secret of at least 256 bits. */
+const PANEL_URL = /^http:\/\/127\.0\.0\.1:\d{1,5}\/[A-Za-z0-9_-]{43,128}\/$/;
+
+export interface OpenCommandDependencies {
+  /** Opens `url` in the user's browser; by default xdg-open (Linux), open (macOS) or the shell's start (Windows). */
+  openUrl?: (url: string) => Promise<void>;
+  /** Starts Core in the background for `paths`; by default the detached launch `pedelec start --detach` uses. */
+  launchCore?: (paths: CorePaths, env: NodeJS.ProcessEnv) => Promise<unknown>;
+}
+
+/** `pedelec open [--print] [--json]`; returns the exit code. */
+export async function runOpenCommand(args: readonly string[], io: CommandIo, dependencies: OpenCommandDependencies = {}): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseCommandLine(args, { print: { type: "boolean", default: false }, json: { type: "boolean", default: false } }));
+  } catch (error) {
+    io.err(`pedelec open: ${(error as Error).message}\n\n${OPEN_USAGE}`);
+    return 2;
+  }
+  if (values.help || values.version) {
+    io.out(values.help ? OPEN_USAGE : `pedelec open ${PEDELEC_VERSION}`);
+    return 0;
+  }
+  const paths = resolveCorePaths(io.env);
+  try {
+    if (!(await waitForCore(paths, 0))) {
+      await writeLaunchers(paths);
+      await (dependencies.launchCore ?? launchCoreDetached)(paths, io.env);
+      if (!(await waitForCore(paths, CORE_START_TIMEOUT_MS))) {
+        io.err(`pedelec open: Pedelec Core did not come up; see ${paths.logsDir}/core.log`);
+        return 1;
+      }
+    }
+    const url = await panelUrlOfRunningCore(paths);
+    io.out(values.json ? JSON.stringify({ url }) : url);
+    if (values.print) return 0;
+    try {
+      await (dependencies.openUrl ?? openInBrowser)(url);
+    } catch (error) {
+      io.err(`pedelec open: could not open a browser (${(error as Error).message}); open the address above yourself`);
+      return 1;
+    }
+    return 0;
+  } catch (error) {
+    const coded = PedelecError.from(error, "CORE_RUNTIME_UNAVAILABLE");
+    io.err(`pedelec open: ${coded.message} [${coded.code}]`);
+    io.err(`  ${coded.remedy}`);
+    return 1;
+  }
+}
+
+/**
+ * The address the running Core wrote. Core writes it shortly after it starts listening; a file older than this Core
+ * (left by one that was killed) is not its address, so it waits for the new one.
+ */
+async function panelUrlOfRunningCore(paths: CorePaths): Promise<string> {
+  const connection = await CoreConnection.open(paths.socketPath);
+  const { startedAt } = await connection.request("ping", {}).finally(() => connection.close());
+  const startedMs = Date.parse(startedAt);
+  const deadline = Date.now() + PANEL_START_TIMEOUT_MS;
+  for (;;) {
+    const written = await stat(paths.controlPanelUrlFile).catch(() => undefined);
+    if (written !== undefined && written.mtimeMs >= startedMs - 1) {
+      const url = (await readFile(paths.controlPanelUrlFile, "utf8").catch(() => "")).trim();
+      if (PANEL_URL.test(url)) return url;
+    }
+    if (Date.now() > deadline) {
+      throw new PedelecError("CORE_RUNTIME_UNAVAILABLE", `Core is running but its control panel did not start; see ${paths.logsDir}/core.log`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, PANEL_POLL_MS));
+  }
+}
+
+/** The platform's own opener, with the address as one argument (never through a shell). */
+function openInBrowser(url: string): Promise<void> {
+  const [command, ...commandArgs] =
+    process.platform === "darwin" ? ["open", url] : process.platform === "win32" ? ["rundll32", "url.dll,FileProtocolHandler", url] : ["xdg-open", url];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command!, commandArgs, { detached: true, stdio: "ignore" });
+    child.once("error", reject);
+    child.once("spawn", () => {
+      child.unref();
+      resolve();
+    });
+  });
+}
