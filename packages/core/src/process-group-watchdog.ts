@@ -1,8 +1,15 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { log } from "./logger.js";
 
 const WATCHDOG_PROGRAM = fileURLToPath(new URL("../programs/process-group-watchdog.mjs", import.meta.url));
+
+/**
+ * Node's child_process, loaded when the companion first starts: Core builds its watchdog before it listens, and
+ * loading that module then would add to every start a few milliseconds that only the first provider run needs.
+ */
+const childProcess = (): typeof import("node:child_process") => createRequire(import.meta.url)("node:child_process");
 
 /**
  * A small companion process that outlives Core by design: Core tells it which provider process groups are running,
@@ -46,7 +53,7 @@ export class ProcessGroupWatchdog {
   #start(): ChildProcess | undefined {
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [WATCHDOG_PROGRAM], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+      child = childProcess().spawn(process.execPath, [WATCHDOG_PROGRAM], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
     } catch (error) {
       log("warn", "could not start the process watchdog", { error: (error as Error).message });
       return undefined;

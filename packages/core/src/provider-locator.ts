@@ -3,8 +3,9 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderCode } from "@pedelec/protocol/domain";
 import type { ProviderAdapter, ProviderDiscovery } from "./providers/provider-adapter.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
-import { discoverProvider } from "./providers/provider-discovery.js";
+import { discoverProvider, type ExecutableProbe } from "./providers/provider-discovery.js";
 import type { LoginShellPath } from "./providers/login-shell-path.js";
+import type { ProviderProbeCache } from "./provider-probe-cache.js";
 
 const DISCOVERY_TTL_MS = 5_000;
 /**
@@ -14,6 +15,11 @@ const DISCOVERY_TTL_MS = 5_000;
  */
 export const WARM_DISCOVERY_TTL_MS = 60_000;
 const DISCOVERY_TIMEOUT_MS = 10_000;
+/**
+ * After an answer from the probe cache, the real probe runs this much later, off the first session's path, so a CLI
+ * that stopped working without its file changing (its runtime removed, signed out) is noticed for the next session.
+ */
+export const PROBE_CACHE_RECHECK_DELAY_MS = 15_000;
 
 export interface LocatedProvider {
   adapter: ProviderAdapter;
@@ -43,17 +49,20 @@ export class ProviderLocator {
   // Keyed by provider and configured path, so a changed setting is seen at once.
   readonly #cache = new Map<string, CachedDiscovery>();
   readonly #inFlight = new Map<string, InFlightProbe>();
+  /** Providers whose real probe is due after an answer from the probe cache. */
+  readonly #rechecks = new Set<ProviderCode>();
 
   /**
    * `loginShellPath`: where the user's login shell looks for programs, searched after the environment's own PATH
    * (Core started by the browser has the browser's PATH). Without it only the environment is searched.
-   * `now`: the clock answers age by.
+   * `now`: the clock answers age by. `probeCache`: answers of earlier Cores (see ProviderProbeCache).
    */
   constructor(
     private readonly providers: ProviderRegistry,
     private readonly env: NodeJS.ProcessEnv,
     private readonly loginShellPath?: LoginShellPath,
     private readonly now: () => number = Date.now,
+    private readonly probeCache?: ProviderProbeCache,
   ) {}
 
   /** `configuredPath`: settings `providers.<code>.path`, where `pedelec install` found the executable. */
@@ -106,7 +115,7 @@ export class ProviderLocator {
       if (!warming) probe.warmOnly = false;
     } else {
       const claims = { warmOnly: warming };
-      const answer = this.#probe(adapter, configuredPath, key, claims).finally(() => this.#inFlight.delete(key));
+      const answer = this.#probeOnce(adapter, configuredPath, key, claims).finally(() => this.#inFlight.delete(key));
       probe = Object.assign(claims, { answer });
       this.#inFlight.set(key, probe);
     }
@@ -129,15 +138,39 @@ export class ProviderLocator {
    */
   async #discoverNow(adapter: ProviderAdapter, configuredPath: string | undefined): Promise<ProviderDiscovery> {
     const signal = () => AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
+    const probe = this.#probe;
     if (this.loginShellPath !== undefined && this.loginShellPath.known() === undefined) {
       void this.loginShellPath.directories();
-      const early = await discoverProvider(adapter, this.env, signal(), configuredPath, { searchInstallFolders: false });
+      const early = await discoverProvider(adapter, this.env, signal(), configuredPath, { searchInstallFolders: false, probe });
       if (early.available) return early;
     }
-    return discoverProvider(adapter, await this.#searchEnv(), signal(), configuredPath);
+    return discoverProvider(adapter, await this.#searchEnv(), signal(), configuredPath, { probe });
   }
 
-  async #probe(
+  /** The adapter's probe, through the probe cache when there is one. */
+  readonly #probe: ExecutableProbe = async (adapter, executablePath, signal, env) => {
+    const cache = this.probeCache;
+    if (cache === undefined) return adapter.discover(executablePath, signal, env);
+    const kept = await cache.lookup(adapter.code, executablePath, env);
+    if (kept !== undefined) {
+      if (!this.#rechecks.has(adapter.code)) {
+        this.#rechecks.add(adapter.code);
+        setTimeout(() => {
+          void adapter
+            .discover(executablePath, AbortSignal.timeout(DISCOVERY_TIMEOUT_MS), env)
+            .then((discovery) => cache.record(adapter.code, discovery, env))
+            .catch(() => undefined)
+            .finally(() => this.#rechecks.delete(adapter.code));
+        }, PROBE_CACHE_RECHECK_DELAY_MS).unref();
+      }
+      return kept;
+    }
+    const discovery = await adapter.discover(executablePath, signal, env);
+    await cache.record(adapter.code, discovery, env);
+    return discovery;
+  };
+
+  async #probeOnce(
     adapter: ProviderAdapter,
     configuredPath: string | undefined,
     key: string,

@@ -8,9 +8,10 @@ import type { CorePaths } from "./core-paths.js";
 import { DEFAULT_ENDED_SESSION_LIMITS, EndedSession, EndedSessions, type EndedSessionLimits } from "./ended-session.js";
 import { log } from "./logger.js";
 import { ProviderLocator } from "./provider-locator.js";
+import { ProviderProbeCache } from "./provider-probe-cache.js";
 import { warmProviders } from "./provider-warmup.js";
 import { LoginShellPath } from "./providers/login-shell-path.js";
-import { reportProviders } from "./provider-status.js";
+import { reportProviders, type ProviderReport } from "./provider-status.js";
 import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { Session, type RestoredSessionState } from "./session.js";
@@ -113,7 +114,13 @@ export class SessionManager {
     this.#store = options.store ?? new PedelecError("SESSION_STORE_FAILED", "the session store is not open yet");
     this.#ended = new EndedSessions({ ...DEFAULT_ENDED_SESSION_LIMITS, ...options.endedSessionLimits }, this.#now);
     this.#loginShellPath = new LoginShellPath(options.env);
-    this.#locator = new ProviderLocator(options.providers, options.env, this.#loginShellPath);
+    this.#locator = new ProviderLocator(
+      options.providers,
+      options.env,
+      this.#loginShellPath,
+      Date.now,
+      new ProviderProbeCache(options.paths.providerProbeCacheFile),
+    );
   }
 
   /**

@@ -73,7 +73,7 @@ describe("PageGateway: Full Access claims", () => {
     expect(stranger.sent.filter((message) => (message as { type?: string }).type === "request-progress")).toEqual([]);
     expect(context.windows.created).toBe(0);
     expect(context.approvals.list()).toEqual([]);
-    expect(context.host.channels).toHaveLength(0);
+    expect(context.host.sent).toEqual([]);
   });
 
   it("keeps runWorkspaceScript and cancelWorkspaceRun on the approved-origin path", async () => {
@@ -106,7 +106,7 @@ describe("PageGateway: Full Access claims", () => {
     port.fromPage({ id: "e2", type: "runWorkspaceScript", payload: run, origin: APP, fullAccessClaim: forged });
     for (const id of ["p1", "p2", "p3", "p4"]) expect(await responseOf(port, id)).toMatchObject({ ok: false, error: { code: "INVALID_INPUT" } });
     for (const id of ["e1", "e2"]) expect(await responseOf(port, id)).toMatchObject({ ok: false, error: { code: "SDK_PROTOCOL_ERROR" } });
-    expect(context.host.channels).toHaveLength(0);
+    expect(context.host.sent).toEqual([]);
   });
 
   it("answers STORAGE_ERROR when the grants cannot be read", async () => {

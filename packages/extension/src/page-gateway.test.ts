@@ -30,6 +30,22 @@ describe("PageGateway: origin", () => {
     expect(context.host.channels).toHaveLength(0);
   });
 
+  it("opens the desktop link as a page of an approved site connects, sending nothing, and for no other site", async () => {
+    const context = await setup({ approved: [APP] });
+    const other = context.connect({ origin: "https://other.example", url: "https://other.example/" });
+    other.fromPage({ id: "status", type: "getApprovalStatus", payload: {} });
+    await responseOf(other, "status");
+    expect(context.host.channels).toHaveLength(0);
+    context.connect({ origin: APP });
+    await vi.waitFor(() => expect(context.host.channels).toHaveLength(1));
+    expect(context.host.sent).toEqual([]);
+    // A second page of the site finds the link open.
+    const second = context.connect({ origin: APP });
+    second.fromPage({ id: "status", type: "getApprovalStatus", payload: {} });
+    await responseOf(second, "status");
+    expect(context.host.channels).toHaveLength(1);
+  });
+
   it("falls back to the sender url when origin is absent", async () => {
     const context = await setup();
     const port = context.connect({ url: "http://localhost:5173/app" });
@@ -85,7 +101,7 @@ describe("PageGateway: request validation", () => {
     expect(await responseOf(port, "payload")).toMatchObject({ ok: false, error: { code: "INVALID_INPUT" } });
     expect(await responseOf(port, "shape")).toMatchObject({ ok: false, error: { code: "SDK_PROTOCOL_ERROR" } });
     await vi.waitFor(() => expect(context.warnings.map((warning) => warning.code)).toEqual(Array(3).fill("SDK_PROTOCOL_ERROR")), waitOptions);
-    expect(context.host.channels).toHaveLength(0);
+    expect(context.host.sent).toEqual([]);
   });
 });
 
@@ -262,7 +278,7 @@ describe("PageGateway: workspace folder", () => {
       ok: false,
       error: { code: "WORKSPACE_PATH_INVALID", message: `the user did not allow ${APP} to use ${FOLDER}` },
     });
-    expect(context.host.channels).toHaveLength(0);
+    expect(context.host.sent).toEqual([]);
   });
 
   it("forwards a consented folder without asking, and asks again for another origin", async () => {

@@ -94,6 +94,17 @@ export class PageGateway {
       void this.#handleMessage(route, message);
     });
     transport.onClose(() => this.#handleDisconnect(route));
+    void this.#warmLinkFor(route.origin);
+  }
+
+  /**
+   * A page of an approved site connected, so it is about to ask for the agent: the desktop link opens now, and the host
+   * starts Core while the page loads, instead of after its first request. Other sites start nothing on this machine.
+   */
+  async #warmLinkFor(origin: string | undefined): Promise<void> {
+    if (origin === undefined || this.options.link.state !== "closed") return;
+    if (!(await this.options.approvedOrigins.isApproved(origin).catch(() => false))) return;
+    await this.options.link.probe(this.#statusProbeTimeoutMs);
   }
 
   /** Ends sessions a previous worker routed with autoEnd and lost on restart, unless a page picked them up again. */

@@ -24,6 +24,8 @@ import { RevocationStore } from "./revocation-store.js";
 import { WorkspaceConsentStore } from "./workspace-consent-store.js";
 
 const logger = consoleLogger;
+/** How long the warm-up at browser start waits for the host's first word; the link stays open either way. */
+const DESKTOP_LINK_WARM_TIMEOUT_MS = 15_000;
 const localStorageArea = chromeStorageArea(chrome.storage.local);
 const approvedOrigins = new ApprovalStore(localStorageArea);
 const consents = new WorkspaceConsentStore(localStorageArea);
@@ -66,6 +68,18 @@ const handlePopupRequest = createPopupRequestHandler({
 
 // MV3 only delivers events to listeners registered synchronously at startup.
 chrome.runtime.onConnectExternal.addListener((port) => gateway.accept(port));
+// A user who approved a site works with the agent: the desktop link (and through the host, Core) opens as this worker
+// starts, which the onStartup listener makes happen as the browser starts, rather than when a page first asks and
+// then waits for the host and Core to start. Once open, the link stays open for the worker's life, as after any use.
+const warmDesktopLink = (): void => {
+  if (link.state !== "closed") return;
+  void approvedOrigins.list().then(
+    (origins) => (origins.length > 0 ? link.probe(DESKTOP_LINK_WARM_TIMEOUT_MS) : undefined),
+    () => undefined,
+  );
+};
+chrome.runtime.onStartup.addListener(warmDesktopLink);
+warmDesktopLink();
 chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse) => {
   if (!isFromOwnExtensionPage(sender)) return false;
   void handlePopupRequest(message).then(sendResponse);

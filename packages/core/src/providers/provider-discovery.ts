@@ -142,17 +142,28 @@ export function notInstalledDiscovery(programName: string): ProviderDiscovery {
   };
 }
 
+/** Probes an executable that was found: the adapter's own probe, or one that may answer from a cache first. */
+export type ExecutableProbe = (
+  adapter: ProviderAdapter,
+  executablePath: string,
+  signal: AbortSignal,
+  env: Record<string, string>,
+) => Promise<ProviderDiscovery>;
+
+const adapterProbe: ExecutableProbe = (adapter, executablePath, signal, env) => adapter.discover(executablePath, signal, env);
+
 /**
- * Finds the adapter's executable and lets the adapter probe it. Order: `PEDELEC_PROVIDER_PATH` (an override), then
- * `configuredPath` (settings `providers.<code>.path`, recorded by `pedelec install`), then the rest of the search path;
- * without `searchInstallFolders`, the usual install folders at its end are left out.
+ * Finds the adapter's executable and lets the adapter probe it (through `probe` when given). Order:
+ * `PEDELEC_PROVIDER_PATH` (an override), then `configuredPath` (settings `providers.<code>.path`, recorded by `pedelec
+ * install`), then the rest of the search path; without `searchInstallFolders`, the usual install folders at its end are
+ * left out.
  */
 export async function discoverProvider(
   adapter: ProviderAdapter,
   env: Record<string, string | undefined>,
   signal: AbortSignal,
   configuredPath?: string,
-  { searchInstallFolders = true }: { searchInstallFolders?: boolean } = {},
+  { searchInstallFolders = true, probe = adapterProbe }: { searchInstallFolders?: boolean; probe?: ExecutableProbe } = {},
 ): Promise<ProviderDiscovery> {
   if (adapter.bundled) {
     const binDir = resolveCorePaths(env).binDir;
@@ -160,7 +171,7 @@ export async function discoverProvider(
     if (!(await isExecutableFile(installed))) {
       return { available: false, executablePath: null, version: null, error: `${adapter.programName} is not installed in ${binDir}; run \`pedelec install\`` };
     }
-    return adapter.discover(installed, signal, definedOnly(env));
+    return probe(adapter, installed, signal, definedOnly(env));
   }
   let executablePath = await findExecutable(adapter.programName, providerSearchPath({ PEDELEC_PROVIDER_PATH: env.PEDELEC_PROVIDER_PATH }, false));
   if (executablePath === null && configuredPath !== undefined) {
@@ -176,7 +187,7 @@ export async function discoverProvider(
   }
   executablePath ??= await findExecutable(adapter.programName, providerSearchPath(env, searchInstallFolders));
   if (executablePath === null) return notInstalledDiscovery(adapter.programName);
-  return adapter.discover(executablePath, signal, definedOnly(env));
+  return probe(adapter, executablePath, signal, definedOnly(env));
 }
 
 /**

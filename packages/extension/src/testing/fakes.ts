@@ -140,6 +140,11 @@ export class FakeNativeChannel implements NativeChannel {
 /** Hands out a new FakeNativeChannel per connect, like `chrome.runtime.connectNative`. */
 export class FakeNativeHost {
   readonly channels: FakeNativeChannel[] = [];
+
+  /** Every message the extension sent to the host, over every channel it opened. */
+  get sent(): ExtensionToHostMessage[] {
+    return this.channels.flatMap((channel) => channel.sent);
+  }
   readonly connect = (): NativeChannel => {
     const channel = new FakeNativeChannel();
     this.channels.push(channel);
