@@ -78,7 +78,7 @@ describe("pedelec open", () => {
     expect(result.code).toBe(0);
     expect(result.out).toMatch(PANEL_URL);
     expect(result.out).not.toBe(stale);
-    expect(result.out).toBe(core!.controlPanelUrl);
+    expect(result.out).toBe(await core!.controlPanelUrl());
     expect(result.opened).toEqual([result.out]);
   });
 

@@ -34,10 +34,11 @@ export interface RunningCore {
    */
   whenReady(): Promise<void>;
   /**
-   * The control panel's address with its secret once it runs (after whenReady()), or null when it could not start (or
-   * has not yet). Written to `run/control-panel.url` for `pedelec open`; never logged or sent on the socket.
+   * The control panel's address with its secret, once it has started (after the background start, which no request
+   * waits on), or null when it could not start. Written to `run/control-panel.url` for `pedelec open`; never logged or
+   * sent on the socket.
    */
-  readonly controlPanelUrl: string | null;
+  controlPanelUrl(): Promise<string | null>;
   /** Resolves once Core has stopped (after stop() or a shutdown request). */
   stopped: Promise<void>;
   stop(): Promise<void>;
@@ -146,14 +147,13 @@ async function startCoreSteps(
   // shortly after Core listens when none comes.
   let assets: AssetTransfers | undefined;
   let controlPanel: ControlPanel | undefined;
+  let panelStarting: Promise<void> | undefined;
   let background: Promise<void> | undefined;
   const startBackground = (): Promise<void> => {
     clearTimeout(backgroundTimer);
     // A shutdown that came first leaves nothing to start: the store, servers and panel would outlive the socket.
     if (stopping !== undefined && background === undefined) return Promise.reject(new PedelecError("IPC_UNAVAILABLE", "Core is stopping"));
     background ??= (async () => {
-      // Not awaited: nothing here waits for the log file, and lines logged meanwhile are kept until it is open.
-      void options.processLog?.start(async () => (await settings.current()).logging.debug);
       sessions.warmUp();
       // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
       const { AssetTransfers } = await import("./assets/asset-transfers.js");
@@ -161,9 +161,13 @@ async function startCoreSteps(
       try {
         await restoreSessions(paths, sessions);
       } finally {
-        // Like assets, the panel is not Core's reason to run: if it cannot start, Core runs without it. It starts
-        // even when the sessions could not be rebuilt: its logs page shows why.
-        controlPanel = await startControlPanel(paths, sessions, () => settings.current(), options.controlPanel);
+        // The file logger and the panel load once what requests wait for is done; lines logged meanwhile are kept
+        // until the log file is open. Like assets, the panel is not Core's reason to run: if it cannot start, Core
+        // runs without it. It starts even when the sessions could not be rebuilt (its logs page shows why).
+        void options.processLog?.start(async () => (await settings.current()).logging.debug);
+        panelStarting = startControlPanel(paths, sessions, () => settings.current(), options.controlPanel).then((panel) => {
+          controlPanel = panel;
+        });
       }
     })();
     return background;
@@ -182,6 +186,7 @@ async function startCoreSteps(
       clearTimeout(backgroundTimer);
       server.close();
       await background?.catch(() => undefined);
+      await panelStarting;
       await controlPanel?.close().catch((error: unknown) => log("warn", "the control panel did not close cleanly", { error: String(error) }));
       await assets?.close();
       await sessions.shutdown();
@@ -251,7 +256,9 @@ async function startCoreSteps(
     get assetPort() {
       return assets?.port ?? null;
     },
-    get controlPanelUrl() {
+    controlPanelUrl: async () => {
+      await startBackground().catch(() => undefined);
+      await panelStarting;
       return controlPanel?.url ?? null;
     },
     whenReady: startBackground,

@@ -37,8 +37,7 @@ interface Panel {
 
 async function startPanel(options: StartCoreOptions = {}): Promise<Panel> {
   core = await startCore(env, options);
-  await core.whenReady();
-  const url = new URL(core.controlPanelUrl!);
+  const url = new URL((await core.controlPanelUrl())!);
   return { url, port: Number(url.port), secret: url.pathname.split("/")[1]! };
 }
 
