@@ -1,6 +1,6 @@
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { answerApproval, repoRoot, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { openConnectedDemo, setUpDemo } from "./demo-page.js";
+import type { E2eEnvironment } from "./harness.js";
 
 let environment: E2eEnvironment | undefined;
 afterEach(async () => {
@@ -10,15 +10,8 @@ afterEach(async () => {
 
 describe("the demo app in real Chromium", () => {
   it("lets the agent add a card to the board through a frontend tool, and shows errors by layer", async () => {
-    environment = await setUpE2e({ siteDir: join(repoRoot, "examples/todo-board/dist") });
-    const page = await environment.context.newPage();
-    await page.goto(environment.server.url);
-    await expect.poll(() => page.locator("#approval").getAttribute("data-installed"), { timeout: 10_000 }).toBe("true");
-
-    await page.locator("#provider").selectOption("claude");
-    await page.locator("#connect").click();
-    await answerApproval(environment.context, new URL(environment.server.url).origin, "approve");
-    await expect.poll(() => page.locator("#status").textContent(), { timeout: 15_000 }).toBe("idle");
+    environment = await setUpDemo();
+    const page = await openConnectedDemo(environment);
     // Once the site is approved, the picker shows what this machine can run and why the rest cannot.
     await expect.poll(() => page.locator('#provider option[value="claude"]').getAttribute("data-available"), { timeout: 10_000 }).toBe("true");
     expect(await page.locator('#provider option[value="ollama"]').getAttribute("data-available")).toBe("false");

@@ -1,6 +1,6 @@
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { answerApproval, repoRoot, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { openConnectedDemo, setUpDemo } from "./demo-page.js";
+import type { E2eEnvironment } from "./harness.js";
 
 let environment: E2eEnvironment | undefined;
 afterEach(async () => {
@@ -10,14 +10,8 @@ afterEach(async () => {
 
 describe("the demo app's errors and a lost Core, in real Chromium", () => {
   it("shows the provider's sign-in command under the error, and resumes the session after Core stops mid-turn", async () => {
-    environment = await setUpE2e({ siteDir: join(repoRoot, "examples/todo-board/dist") });
-    const page = await environment.context.newPage();
-    await page.goto(environment.server.url);
-    await expect.poll(() => page.locator("#approval").getAttribute("data-installed"), { timeout: 10_000 }).toBe("true");
-    await page.locator("#provider").selectOption("claude");
-    await page.locator("#connect").click();
-    await answerApproval(environment.context, new URL(environment.server.url).origin, "approve");
-    await expect.poll(() => page.locator("#status").textContent(), { timeout: 15_000 }).toBe("idle");
+    environment = await setUpDemo();
+    const page = await openConnectedDemo(environment);
 
     // Signed out: the remedy names Claude Code's own sign-in command, worked out from the adapter's details.
     await page.locator("#message").fill("not-logged-in");

@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleTestProgram } from "@pedelec/core/testing/bundle-test-program";
 
 // A child process writes through writeOutput exactly as pedelec-cli does, and the parent reads its pipe in small, slow
 // sips, so the writer meets a full pipe more than once.
@@ -13,23 +13,15 @@ let writer: string;
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), "pedelec-fd-output-"));
   writer = join(folder, "writer.mjs");
-  const bundled = await build({
-    stdin: {
-      contents: `import { writeOutput } from ${JSON.stringify(fileURLToPath(new URL("./fd-output.ts", import.meta.url)))};
+  const bundled = await bundleTestProgram(
+    `import { writeOutput } from ${JSON.stringify(fileURLToPath(new URL("./fd-output.ts", import.meta.url)))};
 // Creating process.stdout puts a pipe in non-blocking mode, where a full pipe refuses a write with EAGAIN.
 if (process.argv[3] === "non-blocking") void process.stdout.fd;
 writeOutput(1, "é".repeat(Number(process.argv[2])) + "\\n");
 writeOutput(2, "done\\n");`,
-      resolveDir: folder,
-      loader: "ts",
-    },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    write: false,
-    logLevel: "silent",
-  });
-  await writeFile(writer, bundled.outputFiles[0]!.text);
+    folder,
+  );
+  await writeFile(writer, bundled);
 });
 afterAll(async () => {
   await rm(folder, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { ProviderLocator, WARM_DISCOVERY_TTL_MS } from "./provider-locator.js";
 import type { ProviderAdapter, ProviderDiscovery } from "./providers/provider-adapter.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { LoginShellPath } from "./providers/login-shell-path.js";
+import { countedProvider, type FakeProbeAnswer } from "./testing/counted-provider.js";
 
 let root: string;
 let env: NodeJS.ProcessEnv;
@@ -19,30 +20,8 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A provider whose probe is slow and counted; `answers[n]` is what the n-th probe reports (the last one repeats). */
-function slowProvider(answers: readonly ("available" | "timed-out" | "broken")[]) {
-  let probes = 0;
-  const adapter: ProviderAdapter = {
-    code: "claude",
-    displayName: "Fake Claude",
-    programName: "fake-claude",
-    capabilities: { textDeltas: true, resume: true },
-    defaultEffortProfiles: () => ({ low: [], medium: [], high: [] }),
-    discover: async (executablePath): Promise<ProviderDiscovery> => {
-      const answer = answers[Math.min(probes, answers.length - 1)];
-      probes += 1;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      if (answer === "available") return { available: true, executablePath, version: "1.2.3", error: null };
-      if (answer === "timed-out") {
-        return { available: false, executablePath, version: null, error: "fake-claude --version failed: no answer within 5 s", transient: true };
-      }
-      return { available: false, executablePath, version: null, error: "fake-claude --version failed: exit code 2" };
-    },
-    runTurn: () => Promise.resolve({ ok: true }),
-  };
-  const registry: ProviderRegistry = { get: (code) => (code === "claude" ? adapter : undefined), supportedCodes: () => ["claude"] };
-  return { registry, probes: () => probes };
-}
+/** A provider whose probe takes 50 ms and is counted (see countedProvider). */
+const slowProvider = (answers: readonly FakeProbeAnswer[]) => countedProvider(answers, 50);
 
 describe("ProviderLocator", () => {
   it("shares one probe among 100 concurrent callers, then answers from its cache", async () => {

@@ -4,8 +4,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { PROBE_CACHE_RECHECK_DELAY_MS, ProviderLocator } from "./provider-locator.js";
 import { PROBE_CACHE_MAX_AGE_MS, ProviderProbeCache } from "./provider-probe-cache.js";
-import type { ProviderAdapter, ProviderDiscovery } from "./providers/provider-adapter.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
+import { countedProvider } from "./testing/counted-provider.js";
 
 let root: string;
 let cli: string;
@@ -25,26 +25,6 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A provider whose probes are counted; `answer()` says what the next one reports. */
-function countedProvider(answer: () => "available" | "signed-out" = () => "available") {
-  let probes = 0;
-  const adapter: ProviderAdapter = {
-    code: "claude",
-    displayName: "Fake Claude",
-    programName: "fake-claude",
-    capabilities: { textDeltas: true, resume: true },
-    defaultEffortProfiles: () => ({ low: [], medium: [], high: [] }),
-    discover: async (executablePath): Promise<ProviderDiscovery> => {
-      probes += 1;
-      if (answer() === "available") return { available: true, executablePath, version: "1.2.3", error: null };
-      return { available: false, executablePath, version: null, error: "fake-claude is installed but not signed in" };
-    },
-    runTurn: () => Promise.resolve({ ok: true }),
-  };
-  const registry: ProviderRegistry = { get: (code) => (code === "claude" ? adapter : undefined), supportedCodes: () => ["claude"] };
-  return { registry, probes: () => probes };
-}
-
 /** A locator as a newly started Core builds it: nothing in memory, the cache file on disk. */
 function freshCore(registry: ProviderRegistry, now: () => number = Date.now, environment = env): ProviderLocator {
   return new ProviderLocator(registry, environment, undefined, now, new ProviderProbeCache(cacheFile, now));
@@ -52,7 +32,7 @@ function freshCore(registry: ProviderRegistry, now: () => number = Date.now, env
 
 describe("the provider probe cache", () => {
   it("lets a restarted Core answer without running the CLI, for the same file and environment", async () => {
-    const provider = countedProvider();
+    const provider = countedProvider(["available"]);
     expect(await freshCore(provider.registry).locate("claude", false)).toMatchObject({ executablePath: cli });
     expect(provider.probes()).toBe(1);
     const second = freshCore(provider.registry);
@@ -66,7 +46,7 @@ describe("the provider probe cache", () => {
   it("probes again when the executable changed, the environment differs, or the answer is a day old", async () => {
     let clock = Date.now();
     const now = () => clock;
-    const provider = countedProvider();
+    const provider = countedProvider(["available"]);
     await freshCore(provider.registry, now).locate("claude", false);
     expect(provider.probes()).toBe(1);
 
@@ -122,7 +102,7 @@ describe("the provider probe cache", () => {
 
   it("ignores a cache file it cannot read, and writes it anew", async () => {
     await rm(path.dirname(cacheFile), { recursive: true, force: true });
-    const provider = countedProvider();
+    const provider = countedProvider(["available"]);
     for (const junk of ["{not json", JSON.stringify({ version: 9, probes: {} }), JSON.stringify({ version: 1, probes: { claude: { executablePath: 5 } } })]) {
       await freshCore(provider.registry).locate("claude", false);
       const probes = provider.probes();

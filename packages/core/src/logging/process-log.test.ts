@@ -3,12 +3,12 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { log } from "../logger.js";
 import { EarlyLogBuffer } from "./early-log-buffer.js";
 import type { LogRecord } from "./log-record.js";
 import { ProcessLog } from "./process-log.js";
+import { bundleTestProgram } from "../testing/bundle-test-program.js";
 
 let folder: string;
 beforeEach(async () => {
@@ -123,9 +123,8 @@ describe("ProcessLog as a process ends", () => {
     program = join(programs, "program.mjs");
     programWithoutPino = join(programs, "program-without-pino.mjs");
     const here = (file: string): string => JSON.stringify(fileURLToPath(new URL(file, import.meta.url)));
-    const bundled = await build({
-      stdin: {
-        contents: `import { log } from ${here("../logger.ts")};
+    const code = await bundleTestProgram(
+      `import { log } from ${here("../logger.ts")};
 import { ProcessLog } from ${here("./process-log.ts")};
 const [logsDir, ending] = process.argv.slice(2);
 const processLog = ProcessLog.open({ logsDir, fileName: "core.log" });
@@ -135,16 +134,8 @@ if (ending === "started") await processLog.start(async () => false);
 if (ending === "exit" || ending === "started") process.exit(3);
 if (ending === "throw") setTimeout(() => { throw new Error("boom in a timer"); }, 1);
 if (ending === "reject") void Promise.reject(new Error("a promise nobody awaited"));`,
-        resolveDir: programs,
-        loader: "ts",
-      },
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      write: false,
-      logLevel: "silent",
-    });
-    const code = bundled.outputFiles[0]!.text;
+      programs,
+    );
     // A require for the bundle's own lazy loads (pino); named apart from the bundle's imports.
     await writeFile(program, `import { createRequire as requireFrom } from "node:module";\nconst require = requireFrom(import.meta.url);\n${code}`);
     await writeFile(programWithoutPino, code);

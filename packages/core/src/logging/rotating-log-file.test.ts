@@ -3,9 +3,9 @@ import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RotatingLogFile } from "./rotating-log-file.js";
+import { bundleTestProgram } from "../testing/bundle-test-program.js";
 
 let folder: string;
 beforeEach(async () => {
@@ -106,23 +106,15 @@ describe("RotatingLogFile shared by two processes", () => {
   beforeAll(async () => {
     programs = await mkdtemp(join(tmpdir(), "pedelec-rotating-log-writer-"));
     writerProgram = join(programs, "writer.mjs");
-    const bundled = await build({
-      stdin: {
-        contents: `import { RotatingLogFile } from ${JSON.stringify(fileURLToPath(new URL("./rotating-log-file.ts", import.meta.url)))};
+    const bundled = await bundleTestProgram(
+      `import { RotatingLogFile } from ${JSON.stringify(fileURLToPath(new URL("./rotating-log-file.ts", import.meta.url)))};
 const [path, writer, count, maxBytes, keep] = process.argv.slice(2);
 const file = new RotatingLogFile(path, { maxBytes: Number(maxBytes), keep: Number(keep) });
 for (let index = 0; index < Number(count); index += 1) file.write(JSON.stringify({ writer, index, padding: "x".repeat(24) }) + "\\n");
 file.close();`,
-        resolveDir: programs,
-        loader: "ts",
-      },
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      write: false,
-      logLevel: "silent",
-    });
-    await writeFile(writerProgram, bundled.outputFiles[0]!.text);
+      programs,
+    );
+    await writeFile(writerProgram, bundled);
   });
   afterAll(async () => {
     await rm(programs, { recursive: true, force: true });
