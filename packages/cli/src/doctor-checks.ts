@@ -18,6 +18,7 @@ import { probeSandboxWall } from "@pedelec/script-runtime/sandbox-wall";
 import type { BrowserLayout, MachineView } from "./browser-layouts.js";
 import type { HostRegistrar } from "./host-registration.js";
 import { manifestProblem } from "./native-host-manifest.js";
+import { PROVIDER_INSTALL_REMEDIES } from "@pedelec/protocol/error-remedies";
 
 /** One line of `pedelec doctor`: what was checked, whether it holds, what was seen, and what to do when it does not. */
 export interface DoctorCheck {
@@ -241,18 +242,6 @@ function httpGet(url: string, timeoutMs: number): Promise<{ status: number; body
   });
 }
 
-/** How to install and sign in to each provider's CLI. */
-export const PROVIDER_INSTALL_HINTS: Readonly<Record<ProviderCode, string>> = {
-  claude: "`npm install -g @anthropic-ai/claude-code`, then run `claude` once to sign in",
-  codex: "`npm install -g @openai/codex`, then `codex login`",
-  opencode: "`npm install -g opencode-ai`, then `opencode auth login`",
-  cursor: "`curl https://cursor.com/install -fsS | bash`, then `cursor-agent login`",
-  antigravity: "install Google Antigravity (https://antigravity.google), which puts `agy` on PATH, then run `agy` once to sign in",
-  ollama:
-    "install Ollama (https://ollama.com/download), `ollama pull <model>`, then `pedelec config set defaultModels.ollama <model>` " +
-    "and `pedelec config set ollama.apiKey ollama`",
-};
-
 /** Most likely installed first. */
 const HINT_ORDER: readonly ProviderCode[] = ["claude", "codex", "opencode", "cursor", "antigravity", "ollama"];
 
@@ -272,7 +261,7 @@ export async function providerChecks(paths: CorePaths, env: NodeJS.ProcessEnv): 
       : fail(
           "an agent to work with",
           "no agent CLI is available",
-          ["install and sign in to at least one:", ...HINT_ORDER.map((code) => `  ${reports.find((report) => report.code === code)?.name ?? code}: ${PROVIDER_INSTALL_HINTS[code]}`)].join("\n"),
+          ["install and sign in to at least one:", ...HINT_ORDER.map((code) => `  ${PROVIDER_INSTALL_REMEDIES[code]}`)].join("\n"),
         ),
   );
   return checks;
@@ -285,7 +274,7 @@ function providerCheck(report: ProviderReport, defaultProvider: ProviderCode | n
   if (report.available) return pass(name, `${report.version ?? "available"}${report.executablePath ? ` at ${report.executablePath}` : ""}${role}`);
   const reason = report.error ?? "not available";
   if (!isDefault) return pass(name, `not used: ${reason}`);
-  return fail(name, `${reason}${role}`, `${PROVIDER_INSTALL_HINTS[report.code]}; or choose another default: \`pedelec config set defaultProvider <code>\``);
+  return fail(name, `${reason}${role}`, `${PROVIDER_INSTALL_REMEDIES[report.code]} Or choose another default: \`pedelec config set defaultProvider <code>\``);
 }
 
 const DENO_VERSION_TIMEOUT_MS = 15_000;

@@ -137,8 +137,10 @@ describe("docs/errors.md", () => {
 
   it("shows each provider's sign-in and install remedies as the tables have them", () => {
     const text = readFileSync(ERRORS_DOC, "utf8");
+    // A `|` inside a table cell is written `\|` (Cursor's install command pipes curl into bash).
+    const cell = (remedy: string): string => remedy.replaceAll("|", "\\|");
     for (const provider of PROVIDER_CODES) {
-      expect(text, provider).toContain(`| \`${provider}\` | ${PROVIDER_SIGN_IN_REMEDIES[provider]} | ${PROVIDER_INSTALL_REMEDIES[provider]} |`);
+      expect(text, provider).toContain(`| \`${provider}\` | ${cell(PROVIDER_SIGN_IN_REMEDIES[provider])} | ${cell(PROVIDER_INSTALL_REMEDIES[provider])} |`);
     }
   });
 

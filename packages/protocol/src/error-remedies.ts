@@ -127,8 +127,8 @@ export const PROVIDER_INSTALL_REMEDIES: Readonly<Record<ProviderCode, string>> =
   codex: "Install Codex (`npm install -g @openai/codex`), sign in with `codex login`, then run `npx pedelec install`.",
   claude: "Install Claude Code (`npm install -g @anthropic-ai/claude-code`), sign in with `claude auth login`, then run `npx pedelec install`.",
   opencode: "Install OpenCode (`npm install -g opencode-ai`), sign in with `opencode auth login`, then run `npx pedelec install`.",
-  cursor: "Install the Cursor CLI (`cursor-agent`), sign in with `cursor-agent login`, then run `npx pedelec install`.",
-  antigravity: "Install the Antigravity CLI (`agy`), run `agy` once in a terminal to sign in, then run `npx pedelec install`.",
+  cursor: "Install the Cursor CLI (`curl https://cursor.com/install -fsS | bash`), sign in with `cursor-agent login`, then run `npx pedelec install`.",
+  antigravity: "Install Google Antigravity (https://antigravity.google), which puts `agy` on PATH, run `agy` once in a terminal to sign in, then run `npx pedelec install`.",
   ollama: "Start Ollama (`ollama serve`) and set its key with `npx pedelec config set ollama.apiKey <key>`; `npx pedelec providers` says what is missing.",
 };
 
