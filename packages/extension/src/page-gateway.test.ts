@@ -598,6 +598,26 @@ describe("PageGateway: native link failures", () => {
 });
 
 describe("PageGateway: tool-call claims", () => {
+  it("delivers a result the page sent as it went away, and releases its claims only after it", async () => {
+    const context = await setup({ approved: [APP] });
+    const page = context.connect();
+    await createSession(context, page, "session-aaaa");
+    page.fromPage({ id: "c1", type: "claimToolCall", payload: { sessionId: "session-aaaa", toolRequestId: "call-1" } });
+    context.host.current.respond(await hostRequest(() => context.host.current, "claimToolCall"), { claimed: true });
+    expect(await responseOf(page, "c1")).toMatchObject({ ok: true, result: { claimed: true } });
+
+    // The handler returned and the tab reloaded in the same task: the result and the port's end arrive together.
+    page.fromPage({
+      id: "s1",
+      type: "submitToolResult",
+      payload: { sessionId: "session-aaaa", toolRequestId: "call-1", outcome: { ok: true, result: "done" } },
+    });
+    page.closeFromPage();
+    await hostRequest(() => context.host.current, "releaseToolClaims");
+    const order = context.host.sent.filter((message) => message.kind === "request").map((message) => message.type);
+    expect(order.slice(-2)).toEqual(["submitToolResult", "releaseToolClaims"]);
+  });
+
   it("stamps each page route as the claimant, refuses one a page names, and releases a route's claims when it leaves", async () => {
     const context = await setup({ approved: [APP] });
     const first = context.connect();

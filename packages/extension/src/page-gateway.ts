@@ -58,6 +58,8 @@ const SESSION_GONE_CODES: ReadonlySet<string> = new Set(["THREAD_NOT_FOUND", "SE
 
 /** Requests that only stop something; an undelivered revocation of the caller's origin does not hold them back. */
 const STOPPING_REQUESTS: ReadonlySet<SessionRequestType> = new Set(["endSession", "cancelTurn", "cancelWorkspaceRun"]);
+/** Page messages that take or answer a tool call; a route's claims are released only once these have reached Core. */
+const TOOL_CALL_MESSAGES: ReadonlySet<unknown> = new Set(["claimToolCall", "submitToolResult"]);
 
 /**
  * The extension's side of the page wire: checks the caller's origin and approval, answers what it can itself,
@@ -90,10 +92,17 @@ export class PageGateway {
     }
     const transport = portTransport<unknown, ExtensionToPageMessage>(port);
     const route = new PageRoute(transport, resolveSenderOrigin(port.sender));
+    const toolMessages = new Set<Promise<void>>();
     transport.onMessage((message) => {
-      void this.#handleMessage(route, message);
+      let markSent: () => void = () => undefined;
+      const sent = new Promise<void>((resolve) => (markSent = resolve));
+      // Settled once the request is on the link to Core, or once it is answered without reaching it.
+      void this.#handleMessage(route, message, markSent).finally(markSent);
+      if (!TOOL_CALL_MESSAGES.has((message as { type?: unknown } | null)?.type)) return;
+      toolMessages.add(sent);
+      void sent.then(() => toolMessages.delete(sent));
     });
-    transport.onClose(() => this.#handleDisconnect(route));
+    transport.onClose(() => this.#handleDisconnect(route, toolMessages));
     void this.#warmLinkFor(route.origin);
   }
 
@@ -113,7 +122,8 @@ export class PageGateway {
     await Promise.all(orphans.map((entry) => this.#endSession(entry, { quietWhenGone: true })));
   }
 
-  async #handleMessage(route: PageRoute, raw: unknown): Promise<void> {
+  /** `onSent`: called once the request is on the link to Core (not for requests the extension answers itself). */
+  async #handleMessage(route: PageRoute, raw: unknown, onSent?: () => void): Promise<void> {
     const request = pageRequestSchema.safeParse(raw);
     if (!request.success) {
       const id = requestIdSchema.safeParse((raw as { id?: unknown } | null)?.id);
@@ -126,14 +136,14 @@ export class PageGateway {
     const { id, type, payload } = request.data;
     let response: PageResponse;
     try {
-      response = { id, ok: true, result: await this.#dispatch(route, id, type, payload) };
+      response = { id, ok: true, result: await this.#dispatch(route, id, type, payload, onSent) };
     } catch (error) {
       response = failure(id, PedelecError.from(error, "SDK_TRANSPORT_ERROR"));
     }
     route.send(response);
   }
 
-  async #dispatch(route: PageRoute, id: string, type: string, payload: unknown): Promise<unknown> {
+  async #dispatch(route: PageRoute, id: string, type: string, payload: unknown, onSent?: () => void): Promise<unknown> {
     const origin = route.origin;
     if (origin === undefined) {
       throw new PedelecError("SDK_ORIGIN_UNAVAILABLE", "the browser did not report the calling page's origin");
@@ -164,7 +174,9 @@ export class PageGateway {
         // The claimant is the route, never something the page says: one tab cannot answer for another.
         const claims = type === "claimToolCall" || type === "submitToolResult";
         const forwarded = claims ? { ...parsed.data, claimant: this.#claimantOf(route) } : parsed.data;
-        return this.#forward(type, origin, forwarded, route.signal);
+        // A claim or result the page sent is delivered even if the page goes away meanwhile (a reload as the handler
+        // returns): its claims are released after it (see #handleDisconnect), never before.
+        return this.#forward(type, origin, forwarded, claims ? undefined : route.signal, onSent);
       }
     }
   }
@@ -174,13 +186,15 @@ export class PageGateway {
    * the origin's grant (FULL_ACCESS_NOT_GRANTED otherwise, before anything reaches the native host) and carries the
    * claim the native host attests; the page can neither supply nor change that claim.
    */
-  async #forward(type: SessionRequestType, origin: string, payload: unknown, signal?: AbortSignal): Promise<unknown> {
+  async #forward(type: SessionRequestType, origin: string, payload: unknown, signal?: AbortSignal, onSent?: () => void): Promise<unknown> {
     const fullAccess = asksForFullAccess(type, payload);
     if (fullAccess) await this.#requireGrant(origin);
     await this.options.revocations.beforeRequest(origin, { proceedOnFailure: STOPPING_REQUESTS.has(type) });
     // Read again after the revocations went out: a grant revoked meanwhile must not be claimed.
     const claim = fullAccess ? await this.#claimFor(origin) : undefined;
-    return this.options.link.request(type, origin, payload, signal, claim);
+    const answer = this.options.link.request(type, origin, payload, signal, claim);
+    onSent?.();
+    return answer;
   }
 
   async #requireGrant(origin: string): Promise<void> {
@@ -294,9 +308,15 @@ export class PageGateway {
     });
   }
 
-  #handleDisconnect(route: PageRoute): void {
+  /**
+   * `toolMessages`: the route's claims and results not yet on the link to Core. Its claims are released only after
+   * them (the link keeps order): a result the page sent just before it went away (a reload as the handler returns) must
+   * reach Core before the call is handed to another page, or a second handler would run it.
+   */
+  #handleDisconnect(route: PageRoute, toolMessages: ReadonlySet<Promise<void>>): void {
     route.close();
-    this.#releaseClaims(route);
+    if (toolMessages.size === 0) this.#releaseClaims(route);
+    else void Promise.allSettled([...toolMessages]).then(() => this.#releaseClaims(route));
     const orphaned = this.#routes.removeRoute(route);
     for (const session of orphaned) {
       if (session.autoEndOnDisconnect) void this.#endSession(session);
