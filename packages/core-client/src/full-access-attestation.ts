@@ -1,6 +1,4 @@
 import { createHash, createHmac, randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import canonicalize from "canonicalize";
 import type { AttestationClaims, FullAccessAttestation } from "@pedelec/protocol/full-access";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -10,9 +8,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
  * under `PEDELEC_HOME/keys/`, over a digest of the exact request; Core creates the key and checks the signature.
  */
 
-/** The file under `PEDELEC_HOME/keys/` holding the key the native host signs Full Access admissions with. */
-export const ATTESTATION_KEY_FILE = "full-access.key";
-export const ATTESTATION_KEY_BYTES = 32;
+export { ATTESTATION_KEY_BYTES, ATTESTATION_KEY_FILE, readAttestationKey } from "./attestation-key.js";
 
 /** What an attestation is bound to: the exact request it admits. */
 export interface AttestedRequest {
@@ -35,22 +31,4 @@ export function signClaims(key: Buffer, claims: AttestationClaims): FullAccessAt
 
 export function newNonce(): string {
   return randomBytes(24).toString("base64url");
-}
-
-/** Reads the key Core generated; FULL_ACCESS_ATTESTATION_INVALID when it is missing or damaged. */
-export async function readAttestationKey(keysDir: string): Promise<Buffer> {
-  let text: string;
-  try {
-    text = await readFile(join(keysDir, ATTESTATION_KEY_FILE), "utf8");
-  } catch (error) {
-    throw new PedelecError(
-      "FULL_ACCESS_ATTESTATION_INVALID",
-      `the Full Access key in ${keysDir} cannot be read (${(error as Error).message}); restart Pedelec Core to create it`,
-    );
-  }
-  const key = Buffer.from(text.trim(), "hex");
-  if (key.length !== ATTESTATION_KEY_BYTES) {
-    throw new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", `the Full Access key in ${keysDir} is damaged; delete it and restart Pedelec Core`);
-  }
-  return key;
 }

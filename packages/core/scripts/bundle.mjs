@@ -15,7 +15,11 @@ import { bundleControlPanel } from "./bundle-control-panel.mjs";
 
 const REHEARSAL_DEADLINE_MS = 60_000;
 
-/** Starts Core in a home of its own, sends it a ping (the path every request takes) and has it shut down. */
+/**
+ * Starts Core in a home of its own, sends it a ping (the path every request takes), waits for its background start
+ * (the session runtime, which a page's first request needs; the asset server's port in the ping's answer shows it has
+ * run) and has it shut down, which waits for the rest of it.
+ */
 async function rehearse(program) {
   const home = await mkdtemp(join(tmpdir(), "pedelec-core-rehearsal-"));
   const core = spawn(process.execPath, [program], { env: { ...process.env, PEDELEC_HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
@@ -28,7 +32,10 @@ async function rehearse(program) {
     for (;;) {
       const connection = await CoreConnection.open(join(home, "run", "core.sock")).catch(() => undefined);
       if (connection) {
-        await connection.request("ping", {});
+        while ((await connection.request("ping", {})).assetPort == null) {
+          if (Date.now() > deadline) throw new Error(`Core's background start did not finish for its rehearsal:\n${output}`);
+          await delay(20);
+        }
         await connection.request("shutdown", {});
         connection.close();
         break;

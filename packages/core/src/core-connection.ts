@@ -1,7 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
-import { MAX_CORE_FRAME_BYTES, coreRequestFrameSchema, type CoreRequestFrame, type CoreServerFrame } from "@pedelec/protocol/core-wire";
+import { MAX_CORE_FRAME_BYTES } from "@pedelec/protocol/core-frame-limit";
+import { coreRequestFrameSchema, type CoreRequestFrame } from "@pedelec/protocol/core-request-frame";
+import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { TransportListeners, type MessageTransport } from "@pedelec/protocol/transport";
@@ -15,6 +16,9 @@ export interface ClientConnectionOptions {
   pendingFrameBytes: PendingFrameBytes;
 }
 
+/** Connections this Core has served, counting the current one: its id. Claims never outlive Core, nor need ids that do. */
+let connectionCount = 0;
+
 /**
  * One client of Core (a native host, a pedelec-cli run, the pedelec command): the server end of the socket as the
  * protocol's MessageTransport (checked request frames in, server frames out), and the sessions it follows. A
@@ -22,8 +26,8 @@ export interface ClientConnectionOptions {
  * but invalid (a wrong shape, a payload nested too deep) gets an INVALID_INPUT answer and the connection lives on.
  */
 export class CoreClientConnection implements MessageTransport<CoreRequestFrame, CoreServerFrame> {
-  /** Names this connection where its clients' claims are kept (see connectionClaimant). */
-  readonly id = randomUUID();
+  /** Names this connection where its clients' claims are kept (see connectionClaimant); unique in this Core process. */
+  readonly id = `connection-${++connectionCount}`;
   readonly subscriptions = new Set<string>();
   readonly #decoder = new FrameDecoder(MAX_CORE_FRAME_BYTES);
   readonly #closed = new AbortController();

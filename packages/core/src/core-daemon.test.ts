@@ -102,6 +102,26 @@ describe("Core daemon", () => {
     await expect(connection.request("ping", {})).resolves.toBeDefined();
     connection.close();
   });
+
+  it("answers ping at once while what sessions need still loads, then the requests that waited for it in their order", async () => {
+    core = await startCore(env);
+    const connection = await CoreConnection.open(core.paths.socketPath);
+    const answered: string[] = [];
+    const noted = <T>(name: string, request: Promise<T>): Promise<T> => request.finally(() => answered.push(name));
+    // The first requests of a fresh Core: the settings and providers wait for its background start, the ping does not.
+    const settings = noted("getSettings", connection.request("getSettings", {}, ORIGIN));
+    const providers = noted("listProviders", connection.request("listProviders", {}, ORIGIN));
+    const unknown = noted("unknown", connection.request("noSuchRequest" as never, {} as never));
+    const ping = await noted("ping", connection.request("ping", {}));
+    expect(ping.sessions).toBe(0);
+    await expect(unknown).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await settings;
+    await providers;
+    // A request no schema admits needs nothing loaded but the schemas: it is refused before the background start ends.
+    expect(answered).toEqual(["ping", "unknown", "getSettings", "listProviders"]);
+    expect((await connection.request("ping", {})).assetPort).toEqual(expect.any(Number));
+    connection.close();
+  });
 });
 
 describe("Core sessions", () => {

@@ -3,26 +3,25 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { coreLifecycleRequestSchemas, isCoreLifecycleRequestType } from "@pedelec/protocol/core-lifecycle-requests";
+import type { CoreRequestFrame } from "@pedelec/protocol/core-request-frame";
 import type { AssetTransfers, AssetTransfersOptions } from "./assets/asset-transfers.js";
 import type { ControlPanel, ControlPanelOptions } from "./control-panel/control-panel.js";
 import { DEFAULT_CONNECTION_LIMITS, PendingFrameBytes, type ConnectionLimits } from "./connection-limits.js";
 import { CoreClientConnection } from "./core-connection.js";
 import { acquireCoreLock } from "./core-lock.js";
 import { resolveCorePaths, type CorePaths } from "./core-paths.js";
+import { CORE_VERSION } from "./core-version.js";
 import { log } from "./logger.js";
 import type { ProcessLog } from "./logging/process-log.js";
 import { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { ProcessGroupLedger } from "./process-group-ledger.js";
-import { createProviderRegistry } from "./providers/provider-registry.js";
-import { createRequestRouter } from "./request-router.js";
-import { SessionManager } from "./session-manager.js";
-import type { SessionStore } from "./session-store/session-store.js";
-import { connectionClaimant } from "./request-router.js";
-import { ensureAttestationKey } from "./full-access-attestation.js";
-import { FullAccessGate } from "./full-access-gate.js";
-import { scriptRunnerSource } from "./script-runner-source.js";
-import { SettingsSource, type Settings } from "./settings.js";
-import { sweepManagedWorkspaces } from "./workspace.js";
+import { connectionClaimant } from "./connection-claimant.js";
+import { ensureAttestationKey } from "./attestation-key.js";
+import { checkedPayload, reply } from "./request-reply.js";
+import type { SessionManager } from "./session-manager.js";
+import type { SessionRuntime } from "./session-runtime.js";
+import type { Settings } from "./settings.js";
 
 export interface RunningCore {
   paths: CorePaths;
@@ -113,38 +112,39 @@ async function startCoreSteps(
   if (reaped.length > 0) log("info", "stopped provider and script processes left by an earlier run", { pids: reaped });
   await checkpoint();
 
-  // The native host signs Full Access admissions with this key; only this OS user can read it.
-  const fullAccess = new FullAccessGate(await ensureAttestationKey(paths.keysDir));
-  const settings = new SettingsSource(paths.settingsFile, (problem) => log("warn", "settings.json is not usable", { problem }));
+  // The native host signs Full Access admissions with this key; only this OS user can read it. It exists before Core
+  // listens: the native host reads it once Core answers.
+  const attestationKey = await ensureAttestationKey(paths.keysDir);
   const connections = new Set<CoreClientConnection>();
   const publish = (envelope: SessionEventEnvelope): void => {
     for (const connection of connections) {
       if (connection.subscriptions.has(envelope.sessionId)) connection.send({ kind: "event", envelope });
     }
   };
-  const sessions = new SessionManager({
-    paths,
-    loadSettings: async () => {
-      const current = await settings.current();
-      options.processLog?.setDebug(current.logging.debug);
-      return current;
-    },
-    providers: createProviderRegistry(),
-    env,
-    processLedger,
-    scriptRunner: scriptRunnerSource(paths, env, scriptLedger),
-    publish,
-  });
-  // Sessions unused past the retention setting end even while Core keeps running for weeks.
-  const retentionSweep = setInterval(() => {
-    sessions.sweepExpired().catch((error: unknown) => log("warn", "session retention sweep failed", { error: String(error) }));
-  }, RETENTION_SWEEP_INTERVAL_MS);
-  retentionSweep.unref();
-  undo.push(() => clearInterval(retentionSweep));
 
   // What a session request needs and a ping does not: loaded once Core listens, so connecting and the first ping need
-  // not wait for SQLite, the asset server or a provider probe. It starts with the first request that needs it, or
-  // shortly after Core listens when none comes.
+  // not wait for the session runtime's modules, SQLite, the asset server or a provider probe. It starts with the first
+  // request that needs it, or shortly after Core listens when none comes.
+  let runtime: SessionRuntime | undefined;
+  let runtimeLoading: Promise<SessionRuntime> | undefined;
+  const loadRuntime = (): Promise<SessionRuntime> => {
+    if (stopping !== undefined && runtimeLoading === undefined) return Promise.reject(new PedelecError("IPC_UNAVAILABLE", "Core is stopping"));
+    runtimeLoading ??= import("./session-runtime.js").then(({ createSessionRuntime }) => {
+      runtime = createSessionRuntime({
+        paths,
+        env,
+        processLedger,
+        scriptLedger,
+        attestationKey,
+        publish,
+        processLog: options.processLog,
+        assets: () => assets,
+        whenReady: startBackground,
+      });
+      return runtime;
+    });
+    return runtimeLoading;
+  };
   let assets: AssetTransfers | undefined;
   let controlPanel: ControlPanel | undefined;
   let panelStarting: Promise<void> | undefined;
@@ -154,12 +154,14 @@ async function startCoreSteps(
     // A shutdown that came first leaves nothing to start: the store, servers and panel would outlive the socket.
     if (stopping !== undefined && background === undefined) return Promise.reject(new PedelecError("IPC_UNAVAILABLE", "Core is stopping"));
     background ??= (async () => {
+      const loaded = await loadRuntime();
+      const { sessions, settings } = loaded;
       sessions.warmUp();
       // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
       const { AssetTransfers } = await import("./assets/asset-transfers.js");
       assets = await AssetTransfers.start(options.assets);
       try {
-        await restoreSessions(paths, sessions);
+        await loaded.restore();
       } finally {
         // The file logger and the panel load once what requests wait for is done; lines logged meanwhile are kept
         // until the log file is open. Like assets, the panel is not Core's reason to run: if it cannot start, Core
@@ -182,14 +184,14 @@ async function startCoreSteps(
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       log("info", "Core stopping");
-      clearInterval(retentionSweep);
       clearTimeout(backgroundTimer);
       server.close();
       await background?.catch(() => undefined);
       await panelStarting;
       await controlPanel?.close().catch((error: unknown) => log("warn", "the control panel did not close cleanly", { error: String(error) }));
       await assets?.close();
-      await sessions.shutdown();
+      await runtimeLoading?.catch(() => undefined);
+      await runtime?.shutdown();
       watchdog.close();
       for (const connection of connections) connection.close();
       await unlink(paths.socketPath).catch(() => undefined);
@@ -200,15 +202,35 @@ async function startCoreSteps(
     return stopping;
   };
 
-  const route = createRequestRouter({
-    sessions,
-    home: paths.home,
-    startedAt: new Date().toISOString(),
-    requestShutdown: () => void stop(),
-    fullAccess,
-    assets: () => assets,
-    whenReady: startBackground,
-  });
+  const startedAt = new Date().toISOString();
+  /** Ping and shutdown, answered from the moment Core listens; whatever else a client asks waits for the runtime. */
+  const answerLifecycle = (frame: CoreRequestFrame & { type: keyof typeof coreLifecycleRequestSchemas }): unknown => {
+    checkedPayload(coreLifecycleRequestSchemas[frame.type].payload, frame.type, frame.payload);
+    if (frame.origin !== undefined) throw new PedelecError("INVALID_INPUT", `${frame.type} is not available to web pages`);
+    if (frame.type === "shutdown") {
+      setImmediate(() => void stop());
+      return { stopping: true };
+    }
+    return {
+      pid: process.pid,
+      version: CORE_VERSION,
+      home: paths.home,
+      startedAt,
+      sessions: runtime?.sessions.activeCount ?? 0,
+      assetPort: assets?.port ?? null,
+    };
+  };
+  const route = (connection: CoreClientConnection, frame: CoreRequestFrame): void => {
+    const { type } = frame;
+    if (isCoreLifecycleRequestType(type)) {
+      reply(connection, frame, async () => answerLifecycle({ ...frame, type }));
+      return;
+    }
+    loadRuntime().then(
+      (loaded) => loaded.route(connection, frame),
+      (error: unknown) => reply(connection, frame, () => Promise.reject(error)),
+    );
+  };
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
   const pendingFrameBytes = new PendingFrameBytes(limits.maxPendingFrameBytes);
   const server = createServer((socket) => {
@@ -227,12 +249,7 @@ async function startCoreSteps(
     connection.onClose(() => {
       connections.delete(connection);
       // Tool calls claimed by pages behind this connection go back to whoever still follows the session.
-      const prefix = connectionClaimant(connection, "");
-      sessions.releaseToolClaims((claimant) => claimant.startsWith(prefix));
-      for (const sessionId of connection.subscriptions) {
-        const isFollowed = (): boolean => [...connections].some((other) => other.subscriptions.has(sessionId));
-        if (!isFollowed()) sessions.routeLost(sessionId, isFollowed);
-      }
+      if (runtime !== undefined) releaseFollowers(runtime.sessions, connection, connections);
     });
   });
   await listen(server, paths.socketPath).catch((error: unknown) => {
@@ -274,18 +291,6 @@ async function startCoreSteps(
  */
 const BACKGROUND_START_DELAY_MS = 50;
 
-/** How often sessions are checked against the retention setting. */
-const RETENTION_SWEEP_INTERVAL_MS = 60 * 60_000;
-
-/** Opens the store, rebuilds the sessions it holds, and removes managed workspaces no session owns any more. */
-async function restoreSessions(paths: CorePaths, sessions: SessionManager): Promise<void> {
-  const restored = await sessions.restore(await openSessionStore(paths.sessionStoreFile));
-  if (restored.restored + restored.expired > 0) log("info", "restored the sessions of an earlier run", { ...restored });
-  const swept = await sweepManagedWorkspaces(paths.workspacesDir, sessions.liveManagedWorkspaces());
-  if (swept > 0) log("info", "removed workspaces no session owns", { count: swept });
-  await sessions.sweepExpired();
-}
-
 /** Starts the control panel (loaded only now, after Core listens); undefined when it cannot, which is logged. */
 async function startControlPanel(
   paths: CorePaths,
@@ -305,19 +310,13 @@ async function startControlPanel(
   }
 }
 
-/**
- * The store, or the reason it cannot be used (corrupt, locked by another process, written by a newer Pedelec). The
- * file is left as it is: Core still starts, and every session request answers with that reason and its remedy.
- */
-async function openSessionStore(file: string): Promise<SessionStore | PedelecError> {
-  try {
-    // SQLite's native module loads here, after Core listens.
-    const { SessionStore } = await import("./session-store/session-store.js");
-    return SessionStore.open(file);
-  } catch (error) {
-    const failure = PedelecError.from(error, "SESSION_STORE_FAILED");
-    log("error", "the session store cannot be used; session requests are refused until it is fixed", { file, error: failure.message });
-    return failure;
+/** A closed connection's claimed tool calls go back to whoever still follows the session; unfollowed sessions are told. */
+function releaseFollowers(sessions: SessionManager, connection: CoreClientConnection, connections: ReadonlySet<CoreClientConnection>): void {
+  const prefix = connectionClaimant(connection, "");
+  sessions.releaseToolClaims((claimant) => claimant.startsWith(prefix));
+  for (const sessionId of connection.subscriptions) {
+    const isFollowed = (): boolean => [...connections].some((other) => other.subscriptions.has(sessionId));
+    if (!isFollowed()) sessions.routeLost(sessionId, isFollowed);
   }
 }
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 import type { AttestationClaims } from "@pedelec/protocol/full-access";
 import { ATTESTATION_KEY_FILE, newNonce, readAttestationKey, requestDigest, signClaims } from "@pedelec/core-client/full-access-attestation";
-import { ensureAttestationKey } from "./full-access-attestation.js";
+import { ensureAttestationKey } from "./attestation-key.js";
 import { FullAccessGate } from "./full-access-gate.js";
 
 const ORIGIN = "http://127.0.0.1:4000";

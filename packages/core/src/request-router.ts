@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
-import { summarizeIssues } from "@pedelec/protocol/issue-summary";
+import type { CoreRequestFrame } from "@pedelec/protocol/core-request-frame";
+import type { CoreLifecycleRequestType } from "@pedelec/protocol/core-lifecycle-requests";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import {
   coreRequestSchemas,
@@ -17,16 +17,14 @@ import type { FullAccessGate } from "./full-access-gate.js";
 import type { z } from "zod";
 import type { CoreClientConnection } from "./core-connection.js";
 import type { SessionManager } from "./session-manager.js";
-import { CORE_VERSION } from "./core-version.js";
+import { AnswerThen, checkedPayload, reply } from "./request-reply.js";
+import { connectionClaimant } from "./connection-claimant.js";
 
 type Payload<T extends CoreRequestType> = z.infer<(typeof coreRequestSchemas)[T]["payload"]>;
 type Result<T extends CoreRequestType> = z.input<(typeof coreRequestSchemas)[T]["result"]>;
 
 export interface RouterContext {
   sessions: SessionManager;
-  home: string;
-  startedAt: string;
-  requestShutdown: () => void;
   fullAccess: FullAccessGate;
   /** The asset server's transfers once whenReady() has resolved; undefined before. */
   assets: () => AssetTransfers | undefined;
@@ -37,21 +35,6 @@ export interface RouterContext {
   whenReady: () => Promise<void>;
 }
 
-/**
- * A handler's answer plus what must follow the reply on the same connection, in the same tick: a resuming page gets its
- * answer first, then the events it missed, then live ones, with nothing interleaved.
- */
-class AnswerThen<T> {
-  constructor(
-    readonly result: T,
-    readonly afterReply: () => void,
-  ) {}
-}
-
-/** A page route's claimant, namespaced by the Core connection that carried it, so one client cannot touch another's. */
-export function connectionClaimant(connection: CoreClientConnection, claimant: string): string {
-  return `${connection.id}/${claimant}`;
-}
 
 type SessionHandlers = {
   [T in keyof typeof sessionRequestSchemas | keyof typeof extensionToCoreRequestSchemas]: (
@@ -61,15 +44,19 @@ type SessionHandlers = {
     frame: CoreRequestFrame,
   ) => Promise<Result<T> | AnswerThen<Result<T>>> | Result<T> | AnswerThen<Result<T>>;
 };
+/** Ping and shutdown are answered before this router has loaded (see core-daemon.ts), never by it. */
 type LocalHandlers = {
-  [T in keyof typeof localRequestSchemas]: (
+  [T in Exclude<keyof typeof localRequestSchemas, CoreLifecycleRequestType>]: (
     payload: Payload<T>,
     connection: CoreClientConnection,
     frame: CoreRequestFrame,
   ) => Promise<Result<T>> | Result<T>;
 };
 
-/** Validates each request against the protocol and runs it; every failure becomes a coded error response. */
+/**
+ * Validates each request against the protocol and runs it once what sessions need is ready; every failure becomes a
+ * coded error response. Ping and shutdown never reach it.
+ */
 export function createRequestRouter(context: RouterContext) {
   const { sessions } = context;
   /** Full Access needs the native host's attestation for this very request; a page's flag alone never has it. */
@@ -181,18 +168,6 @@ export function createRequestRouter(context: RouterContext) {
       });
       return result;
     },
-    ping: () => ({
-      pid: process.pid,
-      version: CORE_VERSION,
-      home: context.home,
-      startedAt: context.startedAt,
-      sessions: sessions.activeCount,
-      assetPort: context.assets()?.port ?? null,
-    }),
-    shutdown: () => {
-      setImmediate(context.requestShutdown);
-      return { stopping: true as const };
-    },
   };
 
   /** Asset handlers run after whenReady(), which starts the asset server (or records that it could not start). */
@@ -205,12 +180,8 @@ export function createRequestRouter(context: RouterContext) {
   async function run(frame: CoreRequestFrame, connection: CoreClientConnection): Promise<unknown> {
     const { type } = frame;
     if (!isCoreRequestType(type)) throw new PedelecError("INVALID_INPUT", `unknown request type ${JSON.stringify(type)}`);
-    const parsed = coreRequestSchemas[type].payload.safeParse(frame.payload);
-    if (!parsed.success) {
-      const summary = summarizeIssues(parsed.error.issues);
-      throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${summary.message}`, summary.details);
-    }
-    if (type !== "ping" && type !== "shutdown") await context.whenReady();
+    const payload: unknown = checkedPayload(coreRequestSchemas[type].payload, type, frame.payload);
+    await context.whenReady();
     if (isSessionRequestType(type) || isExtensionToCoreRequestType(type)) {
       if (frame.origin === undefined) throw new PedelecError("INVALID_INPUT", `${type} needs the page origin`);
       const handler = sessionHandlers[type] as (
@@ -219,7 +190,7 @@ export function createRequestRouter(context: RouterContext) {
         connection: CoreClientConnection,
         frame: CoreRequestFrame,
       ) => unknown;
-      return await handler(parsed.data, frame.origin, connection, frame);
+      return await handler(payload, frame.origin, connection, frame);
     }
     if (frame.origin !== undefined) throw new PedelecError("INVALID_INPUT", `${type} is not available to web pages`);
     const handler = localHandlers[type as keyof LocalHandlers] as (
@@ -227,23 +198,10 @@ export function createRequestRouter(context: RouterContext) {
       connection: CoreClientConnection,
       frame: CoreRequestFrame,
     ) => unknown;
-    return await handler(parsed.data, connection, frame);
+    return await handler(payload, connection, frame);
   }
 
-  return (connection: CoreClientConnection, frame: CoreRequestFrame): void => {
-    run(frame, connection).then(
-      (answer) => {
-        if (!(answer instanceof AnswerThen)) {
-          connection.send({ kind: "response", id: frame.id, ok: true, result: answer });
-          return;
-        }
-        connection.send({ kind: "response", id: frame.id, ok: true, result: answer.result });
-        answer.afterReply();
-      },
-      (error: unknown) => {
-        const coded = PedelecError.from(error, "SESSION_ERROR");
-        connection.send({ kind: "response", id: frame.id, ok: false, error: coded.toWire() });
-      },
-    );
-  };
+  return (connection: CoreClientConnection, frame: CoreRequestFrame): void => reply(connection, frame, () => run(frame, connection));
 }
+
+export type RequestRoute = ReturnType<typeof createRequestRouter>;

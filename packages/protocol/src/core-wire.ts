@@ -1,28 +1,14 @@
 import { z } from "zod";
-import { wirePayloadSchema } from "./bounded-json-schema.js";
 import { wireErrorSchema } from "./wire-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
-import { pageOriginSchema } from "./origin.js";
-import { requestIdSchema } from "./page-wire.js";
-import { fullAccessAttestationSchema } from "./full-access.js";
+import { requestIdSchema } from "./request-id.js";
+import { coreRequestFrameSchema, type CoreRequestFrame } from "./core-request-frame.js";
 import { runOutputFrameSchema } from "./script-run.js";
 import { MAX_CORE_FRAME_BYTES } from "./core-frame-limit.js";
 
 export { MAX_CORE_FRAME_BYTES };
 
-/** Client (native host, pedelec-cli, pedelec) → Core. */
-export const coreRequestFrameSchema = z.strictObject({
-  kind: z.literal("request"),
-  id: requestIdSchema,
-  type: z.string().min(1).max(64),
-  /** The page origin the extension stamped; present exactly for requests that came from a page. */
-  origin: pageOriginSchema.optional(),
-  /** Bounded before any recursive schema sees it (MAX_WIRE_JSON_DEPTH, MAX_JSON_NODES). */
-  payload: wirePayloadSchema,
-  /** The native host's signed statement admitting this one request to Full Access. */
-  attestation: fullAccessAttestationSchema.optional(),
-});
-export type CoreRequestFrame = z.infer<typeof coreRequestFrameSchema>;
+export { coreRequestFrameSchema, type CoreRequestFrame };
 
 export const coreResponseFrameSchema = z.discriminatedUnion("ok", [
   z.object({ kind: z.literal("response"), id: requestIdSchema, ok: z.literal(true), result: z.unknown() }),

@@ -4,6 +4,7 @@ import { sessionRequestSchemas } from "./requests.js";
 import { wireErrorSchema } from "./wire-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
 import { sessionIdSchema } from "./domain.js";
+import { requestIdSchema } from "./request-id.js";
 
 /** The name SDK ports use when they connect to the extension. */
 export const SDK_PORT_NAME = "pedelec-sdk";
@@ -61,7 +62,7 @@ export function isPageRequestType(type: string): type is PageRequestType {
   return Object.hasOwn(pageRequestSchemas, type);
 }
 
-export const requestIdSchema = z.string().min(1).max(128);
+export { requestIdSchema };
 
 /** Page → extension. */
 export const pageRequestSchema = z.strictObject({

@@ -17,6 +17,7 @@ import { pendingToolCallSchema } from "./session-events.js";
 import { assetRequestSchemas } from "./assets.js";
 import { runIdSchema, scriptRunResultSchema, scriptRunSpecShape, withOneEntry } from "./script-run.js";
 import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
+import { coreLifecycleRequestSchemas } from "./core-lifecycle-requests.js";
 
 /** Largest user message accepted by sendText (characters). */
 export const MAX_TEXT_LENGTH = 1_000_000;
@@ -209,22 +210,7 @@ export const localRequestSchemas = {
     payload: withOneEntry(z.strictObject({ threadId: sessionIdSchema, capability: threadCapabilitySchema, ...scriptRunSpecShape })),
     result: scriptRunResultSchema.omit({ stdout: true, stderr: true }),
   },
-  ping: {
-    payload: z.strictObject({}),
-    result: z.object({
-      pid: z.number().int(),
-      version: z.string(),
-      home: z.string(),
-      startedAt: z.string(),
-      sessions: z.number().int().min(0),
-      /**
-       * The loopback port of the asset server, null until Core's background start has run it (or when it could not
-       * start). `pedelec doctor` uses it to prove the server answers.
-       */
-      assetPort: z.number().int().min(1).max(65535).nullable().optional(),
-    }),
-  },
-  shutdown: { payload: z.strictObject({}), result: z.object({ stopping: z.literal(true) }) },
+  ...coreLifecycleRequestSchemas,
 } as const;
 export type LocalRequestType = keyof typeof localRequestSchemas;
 
