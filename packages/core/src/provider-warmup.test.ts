@@ -95,16 +95,18 @@ describe("warmProviders", () => {
     expect(providers.started).toEqual(["claude"]);
   });
 
-  it("leaves Ajv to first use when there is nothing to probe, and resolves when settings cannot be read", async () => {
+  it("readies Ajv at once when there is nothing to probe, and resolves when settings cannot be read", async () => {
     const providers = slowProviders();
     const locator = new ProviderLocator(providers.registry, env);
     const validators = new ToolArgsValidators();
     const warm = vi.spyOn(validators, "warm");
     await warmProviders(locator, { providers: providers.registry, loadSettings: () => Promise.resolve(settingsWith({})), validators });
-    expect(warm).not.toHaveBeenCalled();
+    expect(warm).toHaveBeenCalledTimes(1);
+    warm.mockClear();
     await expect(
       warmProviders(locator, { providers: providers.registry, loadSettings: () => Promise.reject(new Error("unreadable")), validators }),
     ).resolves.toBeUndefined();
+    expect(warm).not.toHaveBeenCalled();
     expect(providers.started).toEqual([]);
   });
 

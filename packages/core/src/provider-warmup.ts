@@ -5,7 +5,7 @@ import type { ProviderRegistry } from "./providers/provider-registry.js";
 import type { Settings } from "./settings.js";
 import { sharedToolArgsValidators, type ToolArgsValidators } from "./tool-args-validators.js";
 
-/** Time a probe gets to find its executable and start it before Core's thread is busy loading Ajv. */
+/** Time a probe gets to find its executable and start it before Core's thread is busy readying Ajv. */
 const PROBE_START_GRACE_MS = 25;
 
 export interface ProviderWarmupOptions {
@@ -29,8 +29,8 @@ export function providerToWarm(settings: Settings, providers: ProviderRegistry):
 
 /**
  * Readies, at Core's start and without holding it up, what a page's first createSession would otherwise wait for:
- * the login shell's PATH, the probe of the likely provider (finding the executable, `<cli> --version`) and, while that
- * runs, Ajv for the session's tool schemas. The probe goes through `locator`, so createSession joins it in flight
+ * the login shell's PATH, the probe of the likely provider (finding the executable, `<cli> --version`) and Ajv's first
+ * compilation for the session's tool schemas (while the probe runs, or at once when there is nothing to probe). The probe goes through `locator`, so createSession joins it in flight
  * instead of starting another and finds its answer afterwards (see ProviderLocator.warm); a changed
  * `providers.<code>.path` is a different probe. Resolves once all is done; never rejects.
  */
@@ -43,15 +43,18 @@ export async function warmProviders(locator: ProviderLocator, options: ProviderW
   } catch {
     return;
   }
+  const validators = options.validators ?? sharedToolArgsValidators;
   const code = providerToWarm(settings, options.providers);
   const adapter = code === undefined ? undefined : options.providers.get(code);
-  if (adapter === undefined) return;
+  if (adapter === undefined) {
+    warmValidators(validators);
+    return;
+  }
   const probed = locator.warm(adapter, settings.providers[adapter.code]?.path);
   // A page's createSession would wait for this probe's process anyway: once the probe has had a moment to find the
-  // executable and start it, load Ajv meanwhile. With nothing to probe, Ajv is left to the first session with tools
-  // rather than slow Core's start.
+  // executable and start it, ready Ajv meanwhile.
   await new Promise((resolve) => setTimeout(resolve, PROBE_START_GRACE_MS));
-  warmValidators(options.validators ?? sharedToolArgsValidators);
+  warmValidators(validators);
   await probed;
 }
 

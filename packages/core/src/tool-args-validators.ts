@@ -1,6 +1,4 @@
-import { createRequire } from "node:module";
-import type { Ajv, ValidateFunction } from "ajv";
-import type * as AjvModule from "ajv";
+import { Ajv, type ValidateFunction } from "ajv";
 import canonicalize from "canonicalize";
 import { linearRegExp } from "@pedelec/protocol/linear-regex";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
@@ -18,12 +16,22 @@ export interface ToolArgsValidatorsOptions {
 const DEFAULT_MAX_CACHED = 256;
 const DEFAULT_COMPILATIONS_PER_INSTANCE = 200;
 
-// Ajv is large and only sessions with tools need it: loaded on first use (or by warm()), not at Core's start.
-let ajvModule: typeof AjvModule | undefined;
-function ajvClass(): typeof Ajv {
-  ajvModule ??= createRequire(import.meta.url)("ajv") as typeof AjvModule;
-  return ajvModule.Ajv;
-}
+/**
+ * What warm() compiles: one schema with the keywords tool schemas use most, so that Ajv's own code for checking a
+ * schema and generating its validator has run once (and, in Core's bundle, is in the code cache its rehearsal makes).
+ */
+const WARM_UP_SCHEMA = {
+  type: "object",
+  properties: {
+    id: { type: "string", pattern: "^[a-z0-9-]{1,40}$" },
+    title: { type: "string", minLength: 1, maxLength: 200 },
+    kind: { type: "string", enum: ["a", "b"] },
+    count: { type: "integer", minimum: 0 },
+    tags: { type: "array", items: { type: "string" }, maxItems: 10 },
+  },
+  required: ["title"],
+  additionalProperties: false,
+} as const;
 
 /**
  * Compiled argument validators, shared by every session. Building an Ajv and compiling its meta-schema costs over
@@ -45,11 +53,17 @@ export class ToolArgsValidators {
   }
 
   /**
-   * Loads Ajv and builds the instance the next compilation uses, so the first session with tools does not wait for
-   * them. Core calls it while it has nothing else to do.
+   * Builds the instance the next compilation uses and compiles a sample schema with it (not kept), so the first
+   * session with tools does not wait for Ajv's first compilation, which costs ten times a later one. Core calls it in
+   * its background start.
    */
   warm(): void {
-    if (this.#ajv === undefined) this.#ajv = this.#newAjv();
+    if (this.#ajv !== undefined) return;
+    const ajv = this.#newAjv();
+    this.#ajv = ajv;
+    this.#compilations += 1;
+    ajv.compile(structuredClone(WARM_UP_SCHEMA));
+    ajv.removeSchema();
   }
 
   /** How many validators are cached (for tests). */
@@ -94,8 +108,7 @@ export class ToolArgsValidators {
     // Strict mode turns any unsupported keyword into an error. Patterns come from the page and run on Core's only
     // thread: a linear-time engine, never a backtracking RegExp. Only own properties count: a required "constructor"
     // is not present in {} just because every object inherits one.
-    const AjvClass = ajvClass();
-    return new AjvClass({ allErrors: true, strict: true, strictRequired: false, ownProperties: true, code: { regExp: linearRegExp } });
+    return new Ajv({ allErrors: true, strict: true, strictRequired: false, ownProperties: true, code: { regExp: linearRegExp } });
   }
 }
 

@@ -4,6 +4,7 @@ import {
   findUnsupportedPattern,
   linearRegExp,
   MAX_PATTERN_LENGTH,
+  PATTERN_CACHE_INSTRUCTIONS,
   PATTERN_COMPILE_BUDGET,
   PATTERN_MATCH_BUDGET,
   type LinearPattern,
@@ -94,6 +95,21 @@ describe("findUnsupportedPattern", () => {
     ];
     expect(findUnsupportedPattern(entries)).toEqual({ entry: entries[1], reason: expect.stringMatching(/^back-references/) as string });
     expect(findUnsupportedPattern(entries.slice(0, 1))).toBeNull();
+  });
+
+  it("compiles a pattern once while it is among the recently used, within a bound on the instructions kept", () => {
+    const first = compiled("^[a-z0-9-]{1,40}$");
+    expect(compiled("^[a-z0-9-]{1,40}$")).toBe(first);
+    expect(compileLinearPattern("(x)\\1")).toBe(compileLinearPattern("(x)\\1"));
+    // Each about 1000 instructions: more of them than the cache holds push the least recently used out.
+    const large = (index: number): string => `\\p{L}{1000}${index}`;
+    const count = Math.ceil((PATTERN_CACHE_INSTRUCTIONS * 1.5) / 1000);
+    const held = Array.from({ length: count }, (_, index) => compiled(large(index)));
+    expect(held[0]!.programSize).toBeGreaterThan(1000);
+    expect(compiled(large(count - 1))).toBe(held[count - 1]);
+    expect(compiled(large(0))).not.toBe(held[0]);
+    expect(compiled("^[a-z0-9-]{1,40}$")).not.toBe(first);
+    expect(compiled("^[a-z0-9-]{1,40}$").test("ok-1")).toBe(true);
   });
 
   it("bounds the compile work of all patterns together", () => {

@@ -35,8 +35,38 @@ export interface LinearPattern {
 
 export type LinearPatternResult = { ok: true; pattern: LinearPattern } | { ok: false; reason: string };
 
+/**
+ * Compiled patterns, by source, most recently used last: pages declare the same tools session after session, and the
+ * pattern check runs at each edge the manifest crosses. The result is a pure function of the source, and a compiled
+ * program can serve any number of matches. Bounded by the instructions it holds, so large patterns cannot pile up.
+ */
+const compiledPatterns = new Map<string, LinearPatternResult>();
+let cachedInstructions = 0;
+/** Instructions the cache may hold (a few MiB); a refused pattern counts as one. */
+export const PATTERN_CACHE_INSTRUCTIONS = 100_000;
+
+const instructionsOf = (result: LinearPatternResult): number => (result.ok ? result.pattern.programSize : 1);
+
 /** Compiles a page's pattern, or says why it cannot run in linear time within the limits. */
 export function compileLinearPattern(source: string): LinearPatternResult {
+  const cached = compiledPatterns.get(source);
+  if (cached !== undefined) {
+    compiledPatterns.delete(source);
+    compiledPatterns.set(source, cached);
+    return cached;
+  }
+  const result = compilePattern(source);
+  compiledPatterns.set(source, result);
+  cachedInstructions += instructionsOf(result);
+  for (const [oldest, held] of compiledPatterns) {
+    if (cachedInstructions <= PATTERN_CACHE_INSTRUCTIONS) break;
+    compiledPatterns.delete(oldest);
+    cachedInstructions -= instructionsOf(held);
+  }
+  return result;
+}
+
+function compilePattern(source: string): LinearPatternResult {
   if (source.length > MAX_PATTERN_LENGTH) {
     return { ok: false, reason: `it is longer than ${MAX_PATTERN_LENGTH} characters` };
   }
