@@ -46,7 +46,7 @@ describe("the native host process", () => {
       throw new Error(`no matching message; got ${JSON.stringify(messages)}`);
     };
 
-    await waitFor((message) => message.kind === "host-status" && message.core === "connected");
+    expect(await waitFor((message) => message.kind === "host-status" && message.core === "connected")).toMatchObject({ coreLaunched: true });
     const origin = "http://127.0.0.1:9";
     host.stdin.write(encodeFrame({ kind: "request", id: "p1", type: "createSession", origin, payload: { provider: "claude" } }, 1024));
     expect(await waitFor((message) => message.kind === "response" && message.id === "p1")).toMatchObject({
@@ -71,7 +71,13 @@ describe("the native host process", () => {
     expect(strayBytes).toBe(false);
     expect(decoder.pendingBytes).toBe(0);
     const log = await readFile(join(home, "logs", "native-host.log"), "utf8");
-    expect(log).toContain("launched Core");
+    // Core was started by the host's entry, before the rest of the host loaded, and by nothing else: one Core, which no
+    // second start found already running.
+    const launches = log.split("\n").filter((line) => line.includes('"launched Core"'));
+    expect(launches).toHaveLength(1);
+    expect(JSON.parse(launches[0]!)).toMatchObject({ asTheHostStarted: true, launchedAt: expect.any(String) });
+    expect(log).not.toContain("Core is not running; starting it");
+    expect(await readFile(join(home, "logs", "core-output.log"), "utf8")).not.toContain("already running");
     expect(log).toContain("stdin closed; exiting");
   });
 });

@@ -1,5 +1,9 @@
+import { fileURLToPath } from "node:url";
+import { locateCore } from "@pedelec/core-client/core-location";
+import { socketFileExists } from "@pedelec/core-client/core-retry";
+import { spawnCoreDetached } from "@pedelec/core-client/core-spawn";
 import { CORE_VERSION } from "@pedelec/core-client/core-version";
-import { runNativeHost } from "./native-host-main.js";
+import type { CoreStartedEarly } from "./native-host-main.js";
 
 const HELP = `pedelec-native-host ${CORE_VERSION}
 
@@ -17,5 +21,20 @@ if (first === "--version") {
 } else if (first === "--help" || first === "-h" || (first === undefined && process.stdin.isTTY === true)) {
   process.stdout.write(`${HELP}\n`);
 } else {
-  runNativeHost();
+  // Chrome starts the host when a page or the extension wants Core. When Core's socket is not there, Core starts now,
+  // before the host loads the rest of itself (the bundle runs that part only on import()), so the two start side by
+  // side instead of one after the other.
+  const paths = locateCore(process.env);
+  const coreStartedEarly: Promise<CoreStartedEarly | undefined> = socketFileExists(paths.socketPath)
+    .then(async (present) => {
+      if (present) return undefined;
+      const at = new Date();
+      // The host starts Core's published entry, never its internals.
+      const pid = await spawnCoreDetached(fileURLToPath(import.meta.resolve("@pedelec/core/core-entry")), paths, process.env);
+      return { pid, at };
+    })
+    // The host then starts Core the usual way, and logs why it could not.
+    .catch(() => undefined);
+  // After the start: loading the rest first would put its few dozen milliseconds in front of Core's.
+  void coreStartedEarly.then(() => import("./native-host-main.js")).then(({ runNativeHost }) => runNativeHost(coreStartedEarly));
 }

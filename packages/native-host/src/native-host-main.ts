@@ -18,12 +18,18 @@ import { NativeMessagingStdio } from "./native-messaging-stdio.js";
  */
 const FILE_LOGGER_DELAY_MS = 50;
 
+/** Core as the host's entry started it, before the rest of the host loaded. */
+export interface CoreStartedEarly {
+  pid: number;
+  at: Date;
+}
+
 /**
  * Entry point Chrome starts (argv: [node, script, "chrome-extension://<id>/"]). Stdout carries only frames, so
  * everything else goes to PEDELEC_HOME/logs/native-host.log (several hosts may write it at once; see
  * docs/architecture/logging.md).
  */
-export function runNativeHost(): void {
+export function runNativeHost(coreStartedEarly?: Promise<CoreStartedEarly | undefined>): void {
   const paths = locateCore(process.env);
   const processLog = ProcessLog.open({ logsDir: paths.logsDir, fileName: "native-host.log" });
   setTimeout(() => void processLog.start(() => readLoggingDebug(join(paths.home, "settings.json"))), FILE_LOGGER_DELAY_MS).unref();
@@ -38,6 +44,11 @@ export function runNativeHost(): void {
   });
   const host = new NativeHost({
     paths,
+    coreLaunchedAtStart: coreStartedEarly?.then((early) => {
+      if (early === undefined) return undefined;
+      log("launched Core", { pid: early.pid, launchedAt: early.at.toISOString(), asTheHostStarted: true });
+      return early.pid;
+    }),
     sendToExtension: (message) => toExtension.send(message),
     launchCore: async () => {
       // The host starts Core's published entry, never its internals.

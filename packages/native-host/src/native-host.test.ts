@@ -28,7 +28,12 @@ afterEach(async () => {
 
 const EXTENSION_ORIGIN = "chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/";
 
-function hostWith(launchCore: () => Promise<void>, coreStartTimeoutMs = 5_000, extensionOrigin: string | undefined = EXTENSION_ORIGIN) {
+function hostWith(
+  launchCore: () => Promise<void>,
+  coreStartTimeoutMs = 5_000,
+  extensionOrigin: string | undefined = EXTENSION_ORIGIN,
+  coreLaunchedAtStart?: Promise<number | undefined>,
+) {
   const received: HostToExtensionMessage[] = [];
   const waiters: (() => void)[] = [];
   const host = new NativeHost({
@@ -41,6 +46,7 @@ function hostWith(launchCore: () => Promise<void>, coreStartTimeoutMs = 5_000, e
     coreStartTimeoutMs,
     log: () => undefined,
     extensionOrigin,
+    coreLaunchedAtStart,
   });
   const waitFor = async (match: (message: HostToExtensionMessage) => boolean, timeoutMs = 8_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -71,6 +77,36 @@ describe("NativeHost", () => {
     // Core itself answered: the request went through.
     const answer = await waitFor((message) => message.kind === "response" && message.id === "r1");
     expect(answer).toMatchObject({ ok: false, error: { code: "THREAD_NOT_FOUND" } });
+    expect(launches).toBe(1);
+    host.stop();
+  });
+
+  it("waits for the Core its entry started instead of starting another, and starts the next one itself", async () => {
+    let launches = 0;
+    // The entry's start of Core: still starting when the host first looks, listening a little later.
+    const startedByEntry = new Promise<number>((resolve) => setTimeout(() => resolve(4242), 30));
+    const listening = startedByEntry.then(async () => {
+      core = await startCore({ ...process.env, PEDELEC_HOME: home });
+    });
+    const { host, waitFor, received } = hostWith(
+      async () => {
+        launches += 1;
+        core = await startCore({ ...process.env, PEDELEC_HOME: home });
+      },
+      5_000,
+      EXTENSION_ORIGIN,
+      startedByEntry,
+    );
+    host.start();
+    expect(await waitFor((message) => message.kind === "host-status" && message.core === "connected")).toMatchObject({ coreLaunched: true });
+    await listening;
+    expect(launches).toBe(0);
+    // That Core stops: the host's next connection starts one itself.
+    await core?.stop();
+    await waitFor((message) => message.kind === "host-status" && message.core === "unavailable");
+    received.length = 0;
+    host.handleMessage({ kind: "request", id: "r1", type: "resumeSession", origin: PAGE_ORIGIN, payload: { sessionId: UNKNOWN_SESSION } });
+    expect(await waitFor((message) => message.kind === "response" && message.id === "r1")).toMatchObject({ error: { code: "THREAD_NOT_FOUND" } });
     expect(launches).toBe(1);
     host.stop();
   });

@@ -21,6 +21,12 @@ export interface NativeHostOptions {
   sendToExtension: (message: HostToExtensionMessage) => void;
   /** Starts Core in the background; called at most once per connection attempt. */
   launchCore: () => Promise<void>;
+  /**
+   * A start of Core the host's entry made before it loaded the rest of the host (see native-host-entry.ts): settles to
+   * that Core's pid, or to undefined when it found Core's socket there (or could not start it). The first connection
+   * waits for that Core instead of starting another; later ones start Core as usual.
+   */
+  coreLaunchedAtStart?: Promise<number | undefined>;
   /** How long to keep retrying after launching Core. */
   coreStartTimeoutMs: number;
   log: (message: string, fields?: Record<string, unknown>, level?: "info" | "warn" | "error") => void;
@@ -39,8 +45,11 @@ export class NativeHost {
   /** Requests forwarded to Core and not answered yet, so a Core crash can fail them instead of leaving them hanging. */
   readonly #inFlight = new Set<string>();
   readonly #stopped = new AbortController();
+  #launchedAtStart: Promise<number | undefined> | undefined;
 
-  constructor(private readonly options: NativeHostOptions) {}
+  constructor(private readonly options: NativeHostOptions) {
+    this.#launchedAtStart = options.coreLaunchedAtStart;
+  }
 
   start(): void {
     this.#status("connecting");
@@ -130,14 +139,18 @@ export class NativeHost {
 
   async #connect(): Promise<CoreConnection> {
     const { paths } = this.options;
+    const launchedAtStart = await this.#launchedAtStart;
+    this.#launchedAtStart = undefined;
     let connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
-    const launched = connection === undefined;
+    const launched = connection === undefined || launchedAtStart !== undefined;
     if (!connection) {
-      this.options.log("Core is not running; starting it", { home: paths.home });
-      try {
-        await this.options.launchCore();
-      } catch (error) {
-        this.options.log("could not start Core", { error: (error as Error).message }, "error");
+      if (launchedAtStart === undefined) {
+        this.options.log("Core is not running; starting it", { home: paths.home });
+        try {
+          await this.options.launchCore();
+        } catch (error) {
+          this.options.log("could not start Core", { error: (error as Error).message }, "error");
+        }
       }
       connection = await connectToCore(paths, this.options.coreStartTimeoutMs, this.#stopped.signal);
     }
