@@ -1,4 +1,5 @@
 import { portTransport } from "@pedelec/protocol/port-transport";
+import { CachedStorage } from "./cached-storage.js";
 import type { KeyValueStorage } from "./key-value-storage.js";
 import type { NativeChannel } from "./native-channel.js";
 import type { WindowsApi } from "./approval-window.js";
@@ -7,8 +8,9 @@ import type { ApprovalsChanged } from "./internal-messages.js";
 // The service worker's only door to `chrome.*` besides its entry point; everything it returns is a plain interface.
 // (The extension's own pages reach the worker through extension-page-client.ts.)
 
+/** A `chrome.storage` area, read through an in-memory copy that follows its change events (see CachedStorage). */
 export function chromeStorageArea(area: chrome.storage.StorageArea): KeyValueStorage {
-  return {
+  const direct: KeyValueStorage = {
     async get(key) {
       const items: Record<string, unknown> = await area.get(key);
       return items[key];
@@ -17,6 +19,7 @@ export function chromeStorageArea(area: chrome.storage.StorageArea): KeyValueSto
       await area.set({ [key]: value });
     },
   };
+  return new CachedStorage(direct, (listener) => area.onChanged.addListener(listener));
 }
 
 export function connectChromeNative(hostName: string): NativeChannel {
