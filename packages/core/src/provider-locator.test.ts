@@ -3,10 +3,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ProviderLocator, WARM_DISCOVERY_TTL_MS } from "./provider-locator.js";
-import type { ProviderAdapter, ProviderDiscovery } from "./providers/provider-adapter.js";
-import type { ProviderRegistry } from "./providers/provider-registry.js";
+import type { ProviderDiscovery } from "./providers/provider-adapter.js";
 import { LoginShellPath } from "./providers/login-shell-path.js";
-import { countedProvider, type FakeProbeAnswer } from "./testing/counted-provider.js";
+import { countedProvider, fakeClaudeProvider, type FakeProbeAnswer } from "./testing/counted-provider.js";
 
 let root: string;
 let env: NodeJS.ProcessEnv;
@@ -129,24 +128,14 @@ describe("ProviderLocator with a slow login shell", () => {
   /** A provider whose probe records the PATH it ran with, and works only when `works(PATH)` says so. */
   function pathCheckingProvider(works: (pathValue: string) => boolean) {
     const probedWith: string[] = [];
-    const adapter: ProviderAdapter = {
-      code: "claude",
-      displayName: "Fake Claude",
-      programName: "fake-claude",
-      capabilities: { textDeltas: true, resume: true },
-      defaultEffortProfiles: () => ({ low: [], medium: [], high: [] }),
-      validateEffortArgv: (tokens) => tokens,
-      discover: (executablePath, _signal, probeEnv): Promise<ProviderDiscovery> => {
-        probedWith.push(probeEnv.PATH ?? "");
-        return Promise.resolve(
-          works(probeEnv.PATH ?? "")
-            ? { available: true, executablePath, version: "1.2.3", error: null }
-            : { available: false, executablePath, version: null, error: "fake-claude --version failed: exit code 127: env: node: No such file or directory" },
-        );
-      },
-      runTurn: () => Promise.resolve({ ok: true }),
-    };
-    const registry: ProviderRegistry = { get: (code) => (code === "claude" ? adapter : undefined), supportedCodes: () => ["claude"] };
+    const { registry } = fakeClaudeProvider((executablePath, _signal, probeEnv): Promise<ProviderDiscovery> => {
+      probedWith.push(probeEnv.PATH ?? "");
+      return Promise.resolve(
+        works(probeEnv.PATH ?? "")
+          ? { available: true, executablePath, version: "1.2.3", error: null }
+          : { available: false, executablePath, version: null, error: "fake-claude --version failed: exit code 127: env: node: No such file or directory" },
+      );
+    });
     return { registry, probedWith };
   }
 

@@ -1,10 +1,11 @@
-import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, readFile, realpath, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { PROVIDER_NAMES, type ProviderCode } from "@pedelec/protocol/domain";
 import type { ProviderDiscovery } from "./providers/provider-adapter.js";
 import { log } from "./logger.js";
+import { writePrivateFileAtomically } from "./private-file.js";
 
 /** How long a probe's answer stands for an unchanged executable and environment. */
 export const PROBE_CACHE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
@@ -91,13 +92,10 @@ export class ProviderProbeCache {
   #save(entries: Map<ProviderCode, Entry>): Promise<void> {
     const text = `${JSON.stringify({ version: 1, probes: Object.fromEntries(entries) }, null, 2)}\n`;
     this.#writing = this.#writing.then(async () => {
-      const temporary = `${this.file}.${randomUUID()}.tmp`;
       try {
         await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-        await writeFile(temporary, text, { mode: 0o600 });
-        await rename(temporary, this.file);
+        await writePrivateFileAtomically(this.file, text);
       } catch (error) {
-        await rm(temporary, { force: true }).catch(() => undefined);
         log("warn", "could not keep the provider probe cache", { file: this.file, error: String(error) });
       }
     });

@@ -1,11 +1,12 @@
-import { open, readFile, rename, rm } from "node:fs/promises";
-import { dirname, isAbsolute, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { effortLevelSchema, providerCodeSchema, type EffortLevel, type ProviderCode } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { DEFAULT_OLLAMA_BASE_URL } from "./providers/ollama/ollama-endpoint.js";
 import { withoutJsonExcerpt } from "./logging/json-error-excerpt.js";
+import { writePrivateFileAtomically } from "./private-file.js";
 
 const effortProfilesSchema = z.partialRecord(effortLevelSchema, z.array(z.string()));
 
@@ -132,18 +133,9 @@ export async function updateSettingsFile(
   const next = change(migrateSettings(raw, settingsFile));
   const checked = settingsFileSchema.safeParse(next);
   if (!checked.success) throw new PedelecError("INVALID_INPUT", `the new settings are invalid`, checked.error.issues);
-  const temporary = join(dirname(settingsFile), `.settings-${process.pid}-${Date.now()}.json`);
-  const handle = await open(temporary, "w", 0o600);
   try {
-    await handle.writeFile(`${JSON.stringify(next, null, 2)}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temporary, settingsFile);
+    await writePrivateFileAtomically(settingsFile, `${JSON.stringify(next, null, 2)}\n`);
   } catch (error) {
-    await rm(temporary, { force: true });
     throw PedelecError.from(error, "INVALID_INPUT", `cannot write ${settingsFile}`);
   }
   return checked.data;

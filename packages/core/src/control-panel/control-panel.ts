@@ -1,6 +1,6 @@
-import { open, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { rm } from "node:fs/promises";
 import type { CorePaths } from "../core-paths.js";
+import { writePrivateFileAtomically } from "../private-file.js";
 import type { SessionManager } from "../session-manager.js";
 import type { Settings } from "../settings.js";
 import { CONTROL_PANEL_HOST, ControlPanelServer } from "./control-panel-server.js";
@@ -52,7 +52,7 @@ export class ControlPanel {
       });
       const url = `http://${CONTROL_PANEL_HOST}:${server.port}/${secret}/`;
       try {
-        await writePrivateFile(context.paths.controlPanelUrlFile, `${url}\n`);
+        await writePrivateFileAtomically(context.paths.controlPanelUrlFile, `${url}\n`);
       } catch (error) {
         await server.close();
         throw error;
@@ -75,22 +75,5 @@ export class ControlPanel {
     await rm(this.urlFile, { force: true });
     this.events.close();
     await this.server.close();
-  }
-}
-
-/** Written whole under a temporary name (0600 from the start) and renamed, so a reader never sees half an address. */
-async function writePrivateFile(file: string, text: string): Promise<void> {
-  const temporary = join(dirname(file), `.control-panel-${process.pid}-${Date.now()}.url`);
-  const handle = await open(temporary, "wx", 0o600);
-  try {
-    await handle.writeFile(text);
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temporary, file);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
   }
 }

@@ -12,14 +12,7 @@ export type FakeProbeAnswer = "available" | "timed-out" | "broken" | "signed-out
 export function countedProvider(answers: readonly FakeProbeAnswer[] | (() => FakeProbeAnswer), delayMs = 0) {
   let probes = 0;
   const next = (): FakeProbeAnswer => (typeof answers === "function" ? answers() : answers[Math.min(probes, answers.length - 1)]!);
-  const adapter: ProviderAdapter = {
-    code: "claude",
-    displayName: "Fake Claude",
-    programName: "fake-claude",
-    capabilities: { textDeltas: true, resume: true },
-    defaultEffortProfiles: () => ({ low: [], medium: [], high: [] }),
-    validateEffortArgv: (tokens) => [...tokens],
-    discover: async (executablePath): Promise<ProviderDiscovery> => {
+  const { adapter, registry } = fakeClaudeProvider(async (executablePath): Promise<ProviderDiscovery> => {
       const answer = next();
       probes += 1;
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -33,9 +26,21 @@ export function countedProvider(answers: readonly FakeProbeAnswer[] | (() => Fak
         case "signed-out":
           return { available: false, executablePath, version: null, error: "fake-claude is installed but not signed in" };
       }
-    },
+  });
+  return { adapter, registry, probes: () => probes };
+}
+
+/** A claude provider whose executable is `fake-claude`, probed by `discover`, and a registry holding only it. */
+export function fakeClaudeProvider(discover: ProviderAdapter["discover"]): { adapter: ProviderAdapter; registry: ProviderRegistry } {
+  const adapter: ProviderAdapter = {
+    code: "claude",
+    displayName: "Fake Claude",
+    programName: "fake-claude",
+    capabilities: { textDeltas: true, resume: true },
+    defaultEffortProfiles: () => ({ low: [], medium: [], high: [] }),
+    validateEffortArgv: (tokens) => [...tokens],
+    discover,
     runTurn: () => Promise.resolve({ ok: true }),
   };
-  const registry: ProviderRegistry = { get: (code) => (code === "claude" ? adapter : undefined), supportedCodes: () => ["claude"] };
-  return { adapter, registry, probes: () => probes };
+  return { adapter, registry: { get: (code) => (code === "claude" ? adapter : undefined), supportedCodes: () => ["claude"] } };
 }
