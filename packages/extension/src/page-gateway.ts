@@ -59,7 +59,7 @@ const SESSION_GONE_CODES: ReadonlySet<string> = new Set(["THREAD_NOT_FOUND", "SE
 /** Requests that only stop something; an undelivered revocation of the caller's origin does not hold them back. */
 const STOPPING_REQUESTS: ReadonlySet<SessionRequestType> = new Set(["endSession", "cancelTurn", "cancelWorkspaceRun"]);
 /** Page messages that take or answer a tool call; a route's claims are released only once these have reached Core. */
-const TOOL_CALL_MESSAGES: ReadonlySet<unknown> = new Set(["claimToolCall", "submitToolResult"]);
+const TOOL_CALL_MESSAGES: ReadonlySet<unknown> = new Set<SessionRequestType>(["claimToolCall", "submitToolResult"]);
 
 /**
  * The extension's side of the page wire: checks the caller's origin and approval, answers what it can itself,
@@ -172,7 +172,7 @@ export class PageGateway {
           throw new PedelecError("CREATE_SESSION_NOT_APPROVED", `${origin} is not approved; create or resume a session first`);
         }
         // The claimant is the route, never something the page says: one tab cannot answer for another.
-        const claims = type === "claimToolCall" || type === "submitToolResult";
+        const claims = TOOL_CALL_MESSAGES.has(type);
         const forwarded = claims ? { ...parsed.data, claimant: this.#claimantOf(route) } : parsed.data;
         // A claim or result the page sent is delivered even if the page goes away meanwhile (a reload as the handler
         // returns): its claims are released after it (see #handleDisconnect), never before.

@@ -1,8 +1,8 @@
-import { fileURLToPath } from "node:url";
 import { locateCore } from "@pedelec/core-client/core-location";
 import { socketFileExists } from "@pedelec/core-client/core-retry";
 import { spawnCoreDetached } from "@pedelec/core-client/core-spawn";
 import { CORE_VERSION } from "@pedelec/core-client/core-version";
+import { coreEntryPath } from "./core-entry-path.js";
 import type { CoreStartedEarly } from "./native-host-main.js";
 
 const HELP = `pedelec-native-host ${CORE_VERSION}
@@ -29,8 +29,7 @@ if (first === "--version") {
     .then(async (present) => {
       if (present) return undefined;
       const at = new Date();
-      // The host starts Core's published entry, never its internals.
-      const pid = await spawnCoreDetached(fileURLToPath(import.meta.resolve("@pedelec/core/core-entry")), paths, process.env);
+      const pid = await spawnCoreDetached(coreEntryPath(), paths, process.env);
       return { pid, at };
     })
     // The host then starts Core the usual way, and logs why it could not.

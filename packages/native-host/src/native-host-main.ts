@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { spawnCoreDetached } from "@pedelec/core-client/core-launch";
 import { log as writeLog } from "@pedelec/core/logger";
 import { readLoggingDebug } from "@pedelec/core/logging/logging-debug-setting";
@@ -9,6 +8,7 @@ import { locateCore } from "@pedelec/core-client/core-location";
 import { splittingTransport } from "@pedelec/protocol/chunking";
 import { NATIVE_CHUNK_BYTES } from "@pedelec/protocol/native-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { coreEntryPath } from "./core-entry-path.js";
 import { NativeHost } from "./native-host.js";
 import { NativeMessagingStdio } from "./native-messaging-stdio.js";
 
@@ -51,8 +51,7 @@ export function runNativeHost(coreStartedEarly?: Promise<CoreStartedEarly | unde
     }),
     sendToExtension: (message) => toExtension.send(message),
     launchCore: async () => {
-      // The host starts Core's published entry, never its internals.
-      const pid = await spawnCoreDetached(fileURLToPath(import.meta.resolve("@pedelec/core/core-entry")), paths, process.env);
+      const pid = await spawnCoreDetached(coreEntryPath(), paths, process.env);
       log("launched Core", { pid });
     },
     coreStartTimeoutMs: Number.isInteger(timeout) && timeout > 0 ? timeout : 10_000,
