@@ -4,7 +4,7 @@ import {
   findUnsupportedPattern,
   linearRegExp,
   MAX_PATTERN_LENGTH,
-  PATTERN_CACHE_INSTRUCTIONS,
+  PATTERN_CACHE_UNITS,
   PATTERN_COMPILE_BUDGET,
   PATTERN_MATCH_BUDGET,
   type LinearPattern,
@@ -103,13 +103,27 @@ describe("findUnsupportedPattern", () => {
     expect(compileLinearPattern("(x)\\1")).toBe(compileLinearPattern("(x)\\1"));
     // Each about 1000 instructions: more of them than the cache holds push the least recently used out.
     const large = (index: number): string => `\\p{L}{1000}${index}`;
-    const count = Math.ceil((PATTERN_CACHE_INSTRUCTIONS * 1.5) / 1000);
+    const count = Math.ceil((PATTERN_CACHE_UNITS * 1.5) / 1000);
     const held = Array.from({ length: count }, (_, index) => compiled(large(index)));
     expect(held[0]!.programSize).toBeGreaterThan(1000);
     expect(compiled(large(count - 1))).toBe(held[count - 1]);
     expect(compiled(large(0))).not.toBe(held[0]);
     expect(compiled("^[a-z0-9-]{1,40}$")).not.toBe(first);
     expect(compiled("^[a-z0-9-]{1,40}$").test("ok-1")).toBe(true);
+  });
+
+  it("counts a refused pattern by its length, so a flood of long refused patterns cannot grow the cache", () => {
+    const kept = compiled("^kept$");
+    expect(compiled("^kept$")).toBe(kept);
+    // Refused (a back-reference), each just under the length limit: together far more than the cache holds.
+    const refusedSources = Array.from({ length: Math.ceil((PATTERN_CACHE_UNITS * 2) / MAX_PATTERN_LENGTH) }, (_, index) =>
+      `(a)\\1${String(index).padStart(MAX_PATTERN_LENGTH - 6, "x")}`,
+    );
+    for (const source of refusedSources) expect(refusal(source)).toMatch(/^back-references/);
+    expect(compiled("^kept$")).not.toBe(kept);
+    // Over the limit: refused every time, never kept.
+    const tooLong = "a".repeat(MAX_PATTERN_LENGTH + 1);
+    expect(compileLinearPattern(tooLong)).not.toBe(compileLinearPattern(tooLong));
   });
 
   it("bounds the compile work of all patterns together", () => {

@@ -38,14 +38,15 @@ export type LinearPatternResult = { ok: true; pattern: LinearPattern } | { ok: f
 /**
  * Compiled patterns, by source, most recently used last: pages declare the same tools session after session, and the
  * pattern check runs at each edge the manifest crosses. The result is a pure function of the source, and a compiled
- * program can serve any number of matches. Bounded by the instructions it holds, so large patterns cannot pile up.
+ * program can serve any number of matches. Bounded by what it holds, the sources (refused ones too) and the compiled
+ * instructions, so neither large patterns nor a flood of refused ones can pile up.
  */
 const compiledPatterns = new Map<string, LinearPatternResult>();
-let cachedInstructions = 0;
-/** Instructions the cache may hold (a few MiB); a refused pattern counts as one. */
-export const PATTERN_CACHE_INSTRUCTIONS = 100_000;
+let cachedUnits = 0;
+/** What the cache may hold, in characters of source plus compiled instructions (a few MiB at most). */
+export const PATTERN_CACHE_UNITS = 100_000;
 
-const instructionsOf = (result: LinearPatternResult): number => (result.ok ? result.pattern.programSize : 1);
+const unitsOf = (source: string, result: LinearPatternResult): number => source.length + (result.ok ? result.pattern.programSize : 0);
 
 /** Compiles a page's pattern, or says why it cannot run in linear time within the limits. */
 export function compileLinearPattern(source: string): LinearPatternResult {
@@ -56,12 +57,14 @@ export function compileLinearPattern(source: string): LinearPatternResult {
     return cached;
   }
   const result = compilePattern(source);
+  // Longer than any accepted pattern: refused on sight, and not worth keeping.
+  if (source.length > MAX_PATTERN_LENGTH) return result;
   compiledPatterns.set(source, result);
-  cachedInstructions += instructionsOf(result);
+  cachedUnits += unitsOf(source, result);
   for (const [oldest, held] of compiledPatterns) {
-    if (cachedInstructions <= PATTERN_CACHE_INSTRUCTIONS) break;
+    if (cachedUnits <= PATTERN_CACHE_UNITS) break;
     compiledPatterns.delete(oldest);
-    cachedInstructions -= instructionsOf(held);
+    cachedUnits -= unitsOf(oldest, held);
   }
   return result;
 }
