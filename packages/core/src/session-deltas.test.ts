@@ -1,24 +1,25 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { ProviderAdapter, ProviderEvent, ProviderTurnRequest } from "./providers/provider-adapter.js";
-import { Session } from "./session.js";
+import { CHAT_DELTA_WINDOW_MS, Session } from "./session.js";
 import { scriptedSessionSetup } from "./testing/scripted-session.js";
 
-/** One provider "read" per batch: its events are handed over in one go, then the event loop turns. */
-function sessionReading(batches: ProviderEvent[][]) {
+/**
+ * One provider "read" per batch: its events are handed over in one go. `before(index)` runs before each batch after the
+ * first (by default one turn of the event loop).
+ */
+function sessionReading(batches: ProviderEvent[][], before: (index: number) => Promise<unknown> = () => new Promise((resolve) => setImmediate(resolve))) {
   const published: SessionEventEnvelope[] = [];
-  const arrivals: { seq: number; batch: number }[] = [];
+  const arrivals: { seq: number; batch: number; at: number }[] = [];
   let batchIndex = -1;
   const adapter = {
     displayName: "Scripted",
     capabilities: { textDeltas: true, resume: true },
     runTurn: async (_request: ProviderTurnRequest, onEvent: (event: ProviderEvent) => void) => {
       for (const [index, batch] of batches.entries()) {
+        if (index > 0) await before(index);
         batchIndex = index;
         for (const event of batch) onEvent(event);
-        // The next read comes after the flush the session scheduled for this one (setImmediate callbacks run in the
-        // order they were queued); a timer here would race it on a busy machine.
-        await new Promise((resolve) => setImmediate(resolve));
       }
       return { ok: true };
     },
@@ -27,7 +28,7 @@ function sessionReading(batches: ProviderEvent[][]) {
   const session = new Session({
     ...setup,
     publish: (envelope) => {
-      arrivals.push({ seq: envelope.seq, batch: batchIndex });
+      arrivals.push({ seq: envelope.seq, batch: batchIndex, at: performance.now() });
       published.push(envelope);
     },
   });
@@ -35,30 +36,61 @@ function sessionReading(batches: ProviderEvent[][]) {
 }
 
 const delta = (messageId: string, text: string): ProviderEvent => ({ type: "text-delta", messageId, delta: text });
+const deltaTexts = (published: SessionEventEnvelope[]) =>
+  published.flatMap((envelope) => (envelope.event.type === "chat-delta" ? [envelope.event.delta] : []));
 
-describe("Session joins the text deltas of one provider read", () => {
-  it("sends the first delta at once and the rest of the read as one event, losing and reordering nothing", async () => {
+describe("Session joins text deltas that follow each other within a frame", () => {
+  it("sends the first delta at once and joins the rest of the window into one event, losing and reordering nothing", async () => {
     const pieces = Array.from({ length: 500 }, (_, index) => `${index} `);
-    const { session, published, arrivals } = sessionReading([
-      pieces.slice(0, 250).map((piece) => delta("m1", piece)),
-      pieces.slice(250).map((piece) => delta("m1", piece)),
-      [{ type: "message-completed", messageId: "m1", text: pieces.join("") }],
-    ]);
+    const { session, published, arrivals } = sessionReading(
+      [pieces.map((piece) => delta("m1", piece)), [{ type: "message-completed", messageId: "m1", text: pieces.join("") }]],
+      // The provider says nothing more until the window has closed, so only the window can send the joined rest.
+      () => expect.poll(() => deltaTexts(published).length).toBe(2),
+    );
     session.startTurn("t1", "go");
     await expect.poll(() => published.some((envelope) => envelope.event.type === "turn-completed")).toBe(true);
-    const deltas = published.filter((envelope) => envelope.event.type === "chat-delta");
-    // Per read: the first delta alone, then the other 249 joined.
-    expect(deltas.map((envelope) => (envelope.event as { delta: string }).delta)).toEqual([
-      "0 ",
-      pieces.slice(1, 250).join(""),
-      "250 ",
-      pieces.slice(251).join(""),
-    ]);
-    // The first delta of a read left during that read; the joined rest before the next read began.
-    const batchOf = (seq: number) => arrivals.find((arrival) => arrival.seq === seq)?.batch;
-    expect(deltas.map((envelope) => batchOf(envelope.seq))).toEqual([0, 0, 1, 1]);
+    expect(deltaTexts(published)).toEqual(["0 ", pieces.slice(1).join("")]);
+    const [first, joined] = published
+      .filter((envelope) => envelope.event.type === "chat-delta")
+      .map((envelope) => arrivals.find((arrival) => arrival.seq === envelope.seq)!);
+    // Both left during the first read's window, the joined rest one window after the first.
+    expect([first!.batch, joined!.batch]).toEqual([0, 0]);
+    expect(joined!.at - first!.at).toBeGreaterThanOrEqual(CHAT_DELTA_WINDOW_MS - 1);
     const seqs = published.map((envelope) => envelope.seq);
     expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+  });
+
+  it("joins reads that come within the window, and starts anew with a read after it closed", async () => {
+    // The window's timer is under the test's control, so "within" and "after" do not depend on the machine's speed.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const pieces = Array.from({ length: 600 }, (_, index) => `${index} `);
+      const { session, published } = sessionReading(
+        [
+          pieces.slice(0, 200).map((piece) => delta("m1", piece)),
+          pieces.slice(200, 400).map((piece) => delta("m1", piece)),
+          pieces.slice(400).map((piece) => delta("m1", piece)),
+          [{ type: "message-completed", messageId: "m1", text: pieces.join("") }],
+        ],
+        async (index) => {
+          await new Promise((resolve) => setImmediate(resolve));
+          if (index === 2) vi.advanceTimersByTime(CHAT_DELTA_WINDOW_MS);
+        },
+      );
+      const completed = new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (published.some((envelope) => envelope.event.type === "turn-completed")) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 1);
+      });
+      session.startTurn("t1", "go");
+      await completed;
+      expect(deltaTexts(published)).toEqual(["0 ", pieces.slice(1, 400).join(""), "400 ", pieces.slice(401).join("")]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("never lets a later event overtake joined deltas, and keeps messages apart", async () => {

@@ -18,6 +18,13 @@ import type { PreparedWorkspace } from "./workspace.js";
 import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
 import { SessionScripts } from "./session-scripts.js";
 
+/**
+ * How long text deltas that follow a sent one are joined: one display frame, so a fast stream reaches the page in a
+ * few events (each a native message and a port message) while a person sees no delay, and a slow one goes out token
+ * by token.
+ */
+export const CHAT_DELTA_WINDOW_MS = 16;
+
 export interface SessionSetup {
   id: string;
   origin: string;
@@ -103,10 +110,10 @@ export class Session {
   #idleTurn: ActiveTurn | undefined;
   #lastOutputAt = 0;
   #unfollowedTimer: NodeJS.Timeout | undefined;
-  /** Text deltas of one provider read (one turn of the event loop), joined into one event. */
+  /** Text deltas that follow the first within one display frame, joined into one event. */
   readonly #deltas = new ChatDeltaJoiner({
     send: (part) => this.#emitEnvelope({ type: "chat-delta", ...part }),
-    later: (callback) => setImmediate(callback),
+    later: (callback) => setTimeout(callback, CHAT_DELTA_WINDOW_MS),
   });
 
   /** Scripts run by the page (`workspace.run()`) and by the agent (`pedelec-ts-runtime`). */

@@ -8,14 +8,14 @@ export interface ChatDeltaPart {
 export interface ChatDeltaJoinerOptions {
   /** Sends one (possibly joined) delta on. */
   send: (part: ChatDeltaPart) => void;
-  /** Runs `callback` once the current batch of input has been handled (Core: one provider read). */
+  /** Runs `callback` when the joining window closes (Core: one display frame after the delta it sent). */
   later: (callback: () => void) => void;
 }
 
 /**
  * Chat deltas reach pages one event each, and every event costs a native message, a port message and their checks. The
  * first delta goes out at once; those that follow before `later` fires, for the same message, are joined into one,
- * so a fast stream costs a few events per read instead of one per token. Whatever else a session emits must call
+ * so a fast stream costs a few events instead of one per token. Whatever else a session emits must call
  * `flush()` first, so nothing overtakes a delta that is waiting.
  */
 export class ChatDeltaJoiner {

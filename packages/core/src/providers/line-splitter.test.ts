@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LineSplitter } from "./line-splitter.js";
 
@@ -48,5 +49,36 @@ describe("LineSplitter", () => {
     splitter.end();
     expect(lines).toEqual([]);
     expect(dropped).toEqual([6]);
+  });
+});
+
+describe("LineSplitter, any chunking", () => {
+  it("gives the lines of the whole input, wherever the chunks are cut", () => {
+    const text = fc.stringMatching(/^[a-z\r\né😀]{0,40}$/u);
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 6 }), fc.array(fc.nat(), { maxLength: 8 }), fc.integer({ min: 1, max: 12 }), (parts, cuts, cap) => {
+        const input = Buffer.from(parts.join("\n"));
+        const { splitter, lines, dropped } = collect(cap);
+        let from = 0;
+        for (const cut of [...cuts.map((value) => value % (input.length + 1))].sort((a, b) => a - b)) {
+          splitter.push(input.subarray(from, Math.max(from, cut)));
+          from = Math.max(from, cut);
+        }
+        splitter.push(input.subarray(from));
+        splitter.end();
+        // The reference: split the bytes on \n, drop the last piece if empty (no final line), apply the cap to bytes.
+        const pieces = input.length === 0 ? [] : input.toString("latin1").split("\n");
+        if (pieces.length > 0 && pieces[pieces.length - 1] === "") pieces.pop();
+        const expectedLines: string[] = [];
+        const expectedDropped: number[] = [];
+        for (const piece of pieces) {
+          const bytes = Buffer.from(piece, "latin1");
+          if (bytes.length > cap) expectedDropped.push(bytes.length);
+          else expectedLines.push(bytes.toString("utf8").replace(/\r$/, ""));
+        }
+        expect(lines).toEqual(expectedLines);
+        expect(dropped).toEqual(expectedDropped);
+      }),
+    );
   });
 });

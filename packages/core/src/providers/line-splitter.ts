@@ -27,10 +27,18 @@ export class LineSplitter {
     let start = 0;
     while (start < chunk.length) {
       const newline = chunk.indexOf(0x0a, start);
-      const end = newline === -1 ? chunk.length : newline;
-      this.#append(chunk.subarray(start, end));
-      if (newline === -1) return;
-      this.#finishLine();
+      if (newline === -1) {
+        this.#append(chunk.subarray(start));
+        return;
+      }
+      if (this.#pendingBytes === 0 && !this.#discarding) {
+        // The common case, a whole line inside one chunk: decoded straight from the chunk, with no copy of its bytes.
+        if (newline - start > this.#options.maxLineBytes) this.#options.onLineDropped(newline - start);
+        else this.#emit(chunk.toString("utf8", start, newline));
+      } else {
+        this.#append(chunk.subarray(start, newline));
+        this.#finishLine();
+      }
       start = newline + 1;
     }
   }
@@ -66,10 +74,13 @@ export class LineSplitter {
       return;
     }
     // Decoding whole lines (not chunks) keeps multi-byte characters that straddle chunks intact.
-    let line = Buffer.concat(this.#pieces, this.#pendingBytes).toString("utf8");
+    const line = Buffer.concat(this.#pieces, this.#pendingBytes).toString("utf8");
     this.#pieces = [];
     this.#pendingBytes = 0;
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    this.#options.onLine(line);
+    this.#emit(line);
+  }
+
+  #emit(line: string): void {
+    this.#options.onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
   }
 }

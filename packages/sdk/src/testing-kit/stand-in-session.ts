@@ -88,7 +88,7 @@ export class StandInSession implements TurnDriver {
   readonly #settled = new SettledToolCalls();
   /** The assistant message the active turn is writing. */
   #message: { id: string; text: string } | undefined;
-  /** Deltas written in one tick, joined into one event as Core joins those of one provider read. */
+  /** Deltas written in one tick, joined into one event as Core joins those that follow each other closely. */
   readonly #deltas = new ChatDeltaJoiner({
     send: (part) => {
       if (this.#coreUp) this.#emitEnvelope({ type: "chat-delta", ...part });

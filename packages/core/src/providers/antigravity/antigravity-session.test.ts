@@ -43,7 +43,7 @@ describe("an antigravity session over the Core socket", () => {
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: Hello from Antigravity" }, ORIGIN);
     await events.until("turn-completed", (event) => event.turnId === "turn-1");
     const first = chatOf(events.seen, "turn-1");
-    // Deltas of one provider read arrive joined (see Session#emitDelta).
+    // Deltas that follow each other closely arrive joined (see CHAT_DELTA_WINDOW_MS).
     expect(first.deltas.length).toBeGreaterThan(0);
     expect(first.deltas.join("")).toBe("Hello from Antigravity");
     expect(first.completed).toEqual(["Hello from Antigravity"]);

@@ -36,7 +36,7 @@ describe("a cursor session over the Core socket", () => {
     const deltas = events.seen.flatMap((event) =>
       event.type === "chat-delta" && event.messageId === completed.messageId ? [event.delta] : [],
     );
-    // Deltas of one provider read arrive joined (see Session#emitDelta); the text is whole and in order.
+    // Deltas that follow each other closely arrive joined (see CHAT_DELTA_WINDOW_MS); the text is whole and in order.
     expect(deltas.length).toBeGreaterThan(0);
     expect(deltas.join("")).toBe(completed.text);
     await events.until("turn-completed", (event) => event.turnId === "turn-1");
