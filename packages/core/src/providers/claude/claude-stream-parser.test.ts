@@ -343,6 +343,8 @@ describe("ClaudeStreamParser edge cases", () => {
       JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", content: "no id" }] } }),
       JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta" } } }),
       JSON.stringify({ type: "stream_event", event: { type: "message_start", message: {} } }),
+      JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", delta: { type: "text_delta", text: "no index" } } }),
+      JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "x" } }, parent_tool_use_id: 7 }),
       JSON.stringify({ type: "result", is_error: false, result: "no subtype" }),
     ];
     for (const line of invalid) {

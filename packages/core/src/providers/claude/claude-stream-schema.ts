@@ -43,19 +43,26 @@ export const claudeSystemInitSchema = z.looseObject({
   cwd: z.string().optional(),
 });
 
-const textDeltaSchema = z.looseObject({ type: z.literal("text_delta"), text: z.string() });
-export const claudeStreamEventSchema = z.union([
-  z.looseObject({ type: z.literal("message_start"), message: z.looseObject({ id: z.string().min(1) }) }),
-  z.looseObject({
+/*
+ * Stream events are most of a run's lines (one per token), so their schemas keep only the fields the parser reads
+ * (`z.object` drops the rest instead of copying them) and pick the known event by its type before trying the catch-all.
+ */
+const textDeltaSchema = z.object({ type: z.literal("text_delta"), text: z.string() });
+const knownStreamEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("message_start"), message: z.object({ id: z.string().min(1) }) }),
+  z.object({
     type: z.literal("content_block_delta"),
     index: z.number().int().nonnegative(),
-    delta: z.union([textDeltaSchema, z.looseObject({ type: stringOtherThan(["text_delta"]) })]),
+    delta: z.union([textDeltaSchema, z.object({ type: stringOtherThan(["text_delta"]) })]),
   }),
-  z.looseObject({ type: z.literal("message_stop") }),
-  z.looseObject({ type: stringOtherThan(["message_start", "content_block_delta", "message_stop"]) }),
+  z.object({ type: z.literal("message_stop") }),
+]);
+export const claudeStreamEventSchema = z.union([
+  knownStreamEventSchema,
+  z.object({ type: stringOtherThan(["message_start", "content_block_delta", "message_stop"]) }),
 ]);
 
-export const claudeStreamEventLineSchema = z.looseObject({
+export const claudeStreamEventLineSchema = z.object({
   type: z.literal("stream_event"),
   event: claudeStreamEventSchema,
   parent_tool_use_id: parentToolUseIdSchema,
