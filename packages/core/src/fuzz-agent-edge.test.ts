@@ -15,6 +15,7 @@ import {
   nonsenseId,
   OutcomeTally,
 } from "@pedelec/protocol/testing/fuzz-values";
+import { flattenStrings, HEAP_GROWTH_LIMIT_BYTES, HeapGrowth } from "@pedelec/protocol/testing/heap-growth";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "./core-daemon.js";
 import { capabilityOfHangingAgent } from "./testing/agent-capability.js";
@@ -110,7 +111,7 @@ function agentRequest(): fc.Arbitrary<{ type: unknown; payload: unknown }> {
 }
 
 describe("agent CLI → Core edge under fuzzing", () => {
-  it("answers mutated tool and script requests with coded errors only, and still answers ping", async () => {
+  it("answers mutated tool and script requests with coded errors only, still answers ping, and keeps no memory per request", async () => {
     const settings = fuzzSettings(process.env);
     console.log(`[fuzz agent-requests] seed=${settings.seed} runs=${settings.runs} (replay with FUZZ_SEED=${settings.seed})`);
     const requests = fc.sample(agentRequest(), { seed: settings.seed, numRuns: settings.runs });
@@ -118,12 +119,15 @@ describe("agent CLI → Core edge under fuzzing", () => {
     const oversized = "x".repeat(MAX_TOOL_ARGS_JSON_LENGTH + 1);
     requests.push({ type: "toolCall", payload: { threadId, capability, toolName: "take", argsJson: oversized } });
     requests.push({ type: "toolCall", payload: { threadId, capability, toolName: "take", argsJson: `{"anything":"${"y".repeat(MAX_TOOL_ARGS_JSON_LENGTH)}"}` } });
+    flattenStrings(requests);
+    const heap = new HeapGrowth(requests.length);
     const agent = await RawCoreSocket.open(core!.paths.socketPath);
     const tally = new OutcomeTally();
     const memoryBefore = process.memoryUsage().rss;
     const started = performance.now();
     try {
       for (const [index, request] of requests.entries()) {
+        heap.beforeMessage(index);
         const id = `agent-${index}`;
         const context = `request #${index} (seed ${settings.seed}): ${JSON.stringify(request).slice(0, 300)}`;
         await agent.writeFrame({ kind: "request", id, type: request.type, payload: request.payload });
@@ -154,6 +158,7 @@ describe("agent CLI → Core edge under fuzzing", () => {
     } finally {
       agent.destroy();
     }
+    const heapUse = heap.measure();
     console.log(
       fuzzSummaryLine({
         edge: "agent-requests",
@@ -165,5 +170,7 @@ describe("agent CLI → Core edge under fuzzing", () => {
         memoryAfter: process.memoryUsage().rss,
       }),
     );
+    console.log(`[fuzz agent-requests] ${heap.describe(heapUse)}`);
+    expect(heapUse.growth).toBeLessThan(HEAP_GROWTH_LIMIT_BYTES);
   }, 120_000);
 });

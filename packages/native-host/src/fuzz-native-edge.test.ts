@@ -22,6 +22,7 @@ import {
   OutcomeTally,
   rawBytes,
 } from "@pedelec/protocol/testing/fuzz-values";
+import { flattenStrings, HEAP_GROWTH_LIMIT_BYTES, HeapGrowth } from "@pedelec/protocol/testing/heap-growth";
 import { NativeHost } from "./native-host.js";
 import { NativeMessagingStdio } from "./native-messaging-stdio.js";
 
@@ -91,7 +92,7 @@ afterAll(async () => {
 });
 
 describe("extension → native host edge under fuzzing", () => {
-  it("answers every message with a usable id once with a code, forwards only allowed types, and still serves a valid request", async () => {
+  it("answers every message with a usable id once with a code, forwards only allowed types, still serves a valid request, and keeps no memory per message", async () => {
     const settings = fuzzSettings(process.env);
     console.log(`[fuzz native-host-messages] seed=${settings.seed} runs=${settings.runs} (replay with FUZZ_SEED=${settings.seed})`);
     const messages = fc.sample(extensionMessage, { seed: settings.seed, numRuns: settings.runs });
@@ -101,10 +102,18 @@ describe("extension → native host edge under fuzzing", () => {
       forwardedTypes.push(frame.type);
       return sendFrame.call(this, frame);
     });
+    // What the host sent since the last message was answered (kept short, so the test holds no memory per message).
     const received: HostToExtensionMessage[] = [];
+    let responseCount = 0;
+    const fatal: HostToExtensionMessage[] = [];
     const host = new NativeHost({
       paths: locateCore({ PEDELEC_HOME: home }),
-      sendToExtension: (message) => void received.push(hostToExtensionMessageSchema.parse(message)),
+      sendToExtension: (message) => {
+        const parsed = hostToExtensionMessageSchema.parse(message);
+        if (parsed.kind === "response") responseCount += 1;
+        if (parsed.kind === "fatal") fatal.push(parsed);
+        received.push(parsed);
+      },
       launchCore: async () => undefined,
       coreStartTimeoutMs: 2_000,
       log: () => undefined,
@@ -121,12 +130,16 @@ describe("extension → native host edge under fuzzing", () => {
     host.start();
     await waitUntil(() => received.some((message) => message.kind === "host-status" && message.core === "connected"), "the host never reached Core");
 
+    flattenStrings(messages);
+    const heap = new HeapGrowth(messages.length);
     const tally = new OutcomeTally();
     const memoryBefore = process.memoryUsage().rss;
     const started = performance.now();
     let expected = 0;
     try {
       for (const [index, message] of messages.entries()) {
+        heap.beforeMessage(index);
+        received.length = 0;
         const before = responses().length;
         host.handleMessage(message);
         const id = usableId(message);
@@ -141,10 +154,10 @@ describe("extension → native host edge under fuzzing", () => {
           tally.add(response.error.code);
         }
       }
-      expect(responses()).toHaveLength(expected);
+      expect(responseCount).toBe(expected);
       expect(forwardedTypes.length).toBeGreaterThan(0);
       expect(forwardedTypes.filter((type) => !ALLOWED_TYPES.has(type))).toEqual([]);
-      expect(received.filter((message) => message.kind === "fatal")).toEqual([]);
+      expect(fatal).toEqual([]);
 
       host.handleMessage(request("after-the-batch", "listProviders", {}));
       await waitUntil(() => responses().some((response) => response.id === "after-the-batch"), "the valid request after the batch got no answer");
@@ -154,6 +167,7 @@ describe("extension → native host edge under fuzzing", () => {
       spy.mockRestore();
     }
     const memoryAfter = process.memoryUsage().rss;
+    const heapUse = heap.measure();
     console.log(
       fuzzSummaryLine({
         edge: "native-host-messages",
@@ -165,9 +179,11 @@ describe("extension → native host edge under fuzzing", () => {
         memoryAfter,
       }),
     );
+    console.log(`[fuzz native-host-messages] ${heap.describe(heapUse)}`);
+    expect(heapUse.growth).toBeLessThan(HEAP_GROWTH_LIMIT_BYTES);
   }, 120_000);
 
-  it("hands every bad Native Messaging frame to onBadFrame with a code, never throwing or hanging", async () => {
+  it("hands every bad Native Messaging frame to onBadFrame with a code, never throwing, hanging or keeping memory", async () => {
     const settings = fuzzSettings(process.env);
     console.log(`[fuzz native-host-stdio] seed=${settings.seed} runs=${settings.runs} (replay with FUZZ_SEED=${settings.seed})`);
     const lengthPrefixed = (body: Uint8Array, declared = body.length) => {
@@ -184,10 +200,12 @@ describe("extension → native host edge under fuzzing", () => {
         .map(([bytes, declared]) => ({ kind: "too-large", bytes: lengthPrefixed(bytes, declared), frames: 1 })),
     );
     const cases = fc.sample(input, { seed: settings.seed, numRuns: settings.runs });
+    const heap = new HeapGrowth(cases.length);
     const tally = new OutcomeTally();
     const memoryBefore = process.memoryUsage().rss;
     const started = performance.now();
     for (const [index, { kind, bytes, frames }] of cases.entries()) {
+      heap.beforeMessage(index);
       const stdin = new PassThrough();
       const messages: unknown[] = [];
       const badFrames: unknown[] = [];
@@ -230,5 +248,8 @@ describe("extension → native host edge under fuzzing", () => {
         memoryAfter: process.memoryUsage().rss,
       }),
     );
+    const heapUse = heap.measure();
+    console.log(`[fuzz native-host-stdio] ${heap.describe(heapUse)}`);
+    expect(heapUse.growth).toBeLessThan(HEAP_GROWTH_LIMIT_BYTES);
   }, 120_000);
 });
