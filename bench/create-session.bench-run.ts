@@ -4,11 +4,10 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { it } from "vitest";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore } from "@pedelec/core/core-daemon";
+import { collectGarbage } from "@pedelec/protocol/testing/heap-growth";
 import { repoRoot } from "../test/e2e/harness.js";
 import { latencySummary, ms } from "./latency-summary.js";
 
@@ -35,11 +34,6 @@ const TOOLS = Array.from({ length: 10 }, (_, index) => ({
   timeoutMs: 30_000,
 }));
 
-/** A full collection, so the memory figures say what is still held rather than what the collector has not reached. */
-function collectGarbage(): void {
-  setFlagsFromString("--expose-gc");
-  (runInNewContext("gc") as () => void)();
-}
 
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 

@@ -1,11 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CoreServerFrame } from "@pedelec/protocol/core-wire";
 import { encodeFrame } from "@pedelec/protocol/frame-codec";
+import { collectGarbage } from "@pedelec/protocol/testing/heap-growth";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore } from "./core-daemon.js";
 import { RawCoreSocket } from "./testing/raw-core-socket.js";
@@ -144,11 +143,9 @@ describe("Core socket limits", () => {
   });
 
   it("returns near its baseline memory after a burst of twenty 16 MiB frames", async () => {
-    setFlagsFromString("--expose-gc");
-    const collect = runInNewContext("gc") as () => void;
     const settledRss = async (): Promise<number> => {
       for (let round = 0; round < 3; round += 1) {
-        collect();
+        collectGarbage();
         await new Promise((resolve) => setImmediate(resolve));
       }
       return process.memoryUsage().rss;

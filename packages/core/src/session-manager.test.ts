@@ -2,10 +2,9 @@ import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { collectGarbage } from "@pedelec/protocol/testing/heap-growth";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { resolveCorePaths } from "./core-paths.js";
 import { ProcessGroupLedger } from "./process-group-ledger.js";
@@ -50,11 +49,6 @@ function manager(overrides: Partial<SessionManagerOptions> = {}): SessionManager
   });
 }
 
-/** A full collection, so what is still reachable is what is held, not what the collector has not reached yet. */
-function collectGarbage(): void {
-  setFlagsFromString("--expose-gc");
-  (runInNewContext("gc") as () => void)();
-}
 
 describe("SessionManager releases ended sessions", () => {
   it("keeps only tombstones of 100 ended sessions and removes their managed workspaces", async () => {

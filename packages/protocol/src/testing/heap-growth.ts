@@ -2,12 +2,17 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 /**
- * The heap in use after a full collection: what the process still holds, not what the collector has not reached yet.
- * Works without starting Node with --expose-gc.
+ * A full collection, so memory figures say what the process still holds rather than what the collector has not reached
+ * yet. Works without starting Node with --expose-gc.
  */
-export function heapAfterCollection(): number {
+export function collectGarbage(): void {
   setFlagsFromString("--expose-gc");
   (runInNewContext("gc") as () => void)();
+}
+
+/** The heap in use after a full collection. */
+export function heapAfterCollection(): number {
+  collectGarbage();
   return process.memoryUsage().heapUsed;
 }
 
