@@ -1,7 +1,8 @@
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { access, chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isProcessRunning } from "../process-stat.js";
 import { LoginShellPath } from "./login-shell-path.js";
 
 let root: string;
@@ -33,6 +34,17 @@ describe("LoginShellPath", () => {
     const started = Date.now();
     expect(await new LoginShellPath({ SHELL: hanging }, 300).directories()).toEqual([]);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("stops a shell that takes too long with what its profile started, letting the profile's exit traps run", async () => {
+    const lock = path.join(root, "rehash.lock");
+    const background = path.join(root, "background.pid");
+    // A profile that holds a lock it releases in a trap (as pyenv's rehash does) and leaves a process in the background.
+    const slow = await shell(`sleep 30 & echo $! > "${background}"; trap 'rm -f "${lock}"; exit 143' TERM; : > "${lock}"; sleep 30`);
+    expect(await new LoginShellPath({ SHELL: slow }, 300).directories()).toEqual([]);
+    const backgroundPid = Number(await readFile(background, "utf8"));
+    await expect.poll(() => access(lock).then(() => "held", () => "released"), { timeout: 5_000, interval: 20 }).toBe("released");
+    await expect.poll(() => isProcessRunning(backgroundPid), { timeout: 5_000, interval: 20 }).toBe(false);
   });
 
 });

@@ -1,9 +1,13 @@
-import { execFile } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { isAbsolute } from "node:path";
 
 const START = "__PEDELEC_PATH_START__";
 const END = "__PEDELEC_PATH_END__";
 export const LOGIN_SHELL_TIMEOUT_MS = 3_000;
+/** How long a shell stopped for taking too long has to run its exit traps before it is killed. */
+const KILL_GRACE_MS = 1_000;
+/** What is kept of the shell's output: a profile may print a lot, the PATH is short. */
+const MAX_OUTPUT_BYTES = 1024 * 1024;
 const CACHE_MS = 60_000;
 
 interface ShellAnswer {
@@ -17,7 +21,8 @@ interface ShellAnswer {
  * The PATH the user's login shell sets up. Core is often started by the browser, whose PATH lacks what the user's
  * shell profile adds (nvm, Homebrew, ~/.local/bin…), where agent CLIs and the `node` they run on usually live. The
  * shell runs as a login, interactive shell (profiles differ in which they read), and the PATH is picked out between
- * markers, since profiles may print anything. A shell that fails or takes longer than 3 s adds nothing.
+ * markers, since profiles may print anything. A shell that fails or takes longer than 3 s adds nothing, and is
+ * stopped with everything its profile started.
  */
 export class LoginShellPath {
   #cached: ShellAnswer | undefined;
@@ -50,19 +55,59 @@ function readLoginShellPath(env: Record<string, string | undefined>, timeoutMs: 
   if (!shell || !isAbsolute(shell)) return Promise.resolve([]);
   const script = `printf '${START}%s${END}' "$PATH"`;
   return new Promise((resolve) => {
-    execFile(
-      shell,
-      ["-l", "-i", "-c", script],
-      { env, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 1024 * 1024 },
-      (_error, stdout) => {
-        // Even a shell that exits non-zero (a noisy profile) may have printed the PATH; only the markers count.
-        const text = typeof stdout === "string" ? stdout : "";
-        const start = text.lastIndexOf(START);
-        const end = start < 0 ? -1 : text.indexOf(END, start);
-        if (end < 0) return resolve([]);
-        const path = text.slice(start + START.length, end);
-        resolve(path.split(":").filter((entry) => isAbsolute(entry)));
-      },
-    );
+    let child: ChildProcess;
+    try {
+      // A group of its own, so a shell that takes too long is stopped with what its profile started.
+      child = spawn(shell, ["-l", "-i", "-c", script], { env, detached: true, stdio: ["ignore", "pipe", "ignore"] });
+    } catch {
+      resolve([]);
+      return;
+    }
+    const pieces: Buffer[] = [];
+    let bytes = 0;
+    let settled = false;
+    const finish = (directories: string[]): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(directories);
+    };
+    const timer = setTimeout(() => {
+      finish([]);
+      stopGroup(child);
+    }, timeoutMs);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (bytes >= MAX_OUTPUT_BYTES) return;
+      pieces.push(chunk);
+      bytes += chunk.length;
+    });
+    child.on("error", () => finish([]));
+    // Even a shell that exits non-zero (a noisy profile) may have printed the PATH; only the markers count.
+    child.on("close", () => finish(pathBetweenMarkers(Buffer.concat(pieces).toString("utf8"))));
   });
+}
+
+function pathBetweenMarkers(text: string): string[] {
+  const start = text.lastIndexOf(START);
+  const end = start < 0 ? -1 : text.indexOf(END, start);
+  if (end < 0) return [];
+  return text.slice(start + START.length, end).split(":").filter((entry) => isAbsolute(entry));
+}
+
+/**
+ * SIGTERM first, so the profile's scripts run their exit traps (pyenv's rehash, for one, holds a lock file that every
+ * later shell waits a minute for when it is killed outright), then SIGKILL for whatever is left.
+ */
+function stopGroup(child: ChildProcess): void {
+  const group = child.pid;
+  if (group === undefined) return;
+  const signal = (name: NodeJS.Signals): void => {
+    try {
+      process.kill(-group, name);
+    } catch {
+      // The group is gone.
+    }
+  };
+  signal("SIGTERM");
+  setTimeout(() => signal("SIGKILL"), KILL_GRACE_MS).unref();
 }
