@@ -5,6 +5,7 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import type { CorePaths } from "@pedelec/core/core-paths";
+import { isProcessRunning } from "@pedelec/core/process-stat";
 import { ProviderLocator } from "@pedelec/core/provider-locator";
 import { reportProviders, type ProviderReport } from "@pedelec/core/provider-status";
 import { LoginShellPath } from "@pedelec/core/providers/login-shell-path";
@@ -136,7 +137,7 @@ export async function coreCheck(options: CoreStartOptions): Promise<CoreState> {
   while (Date.now() < deadline) {
     const ping = await pingCore(paths.socketPath);
     if (ping !== null) return { check: pass(name, `started Core ${ping.version} (pid ${ping.pid}); it answers ping on ${paths.socketPath}`), ping };
-    if (!isAlive(pid)) {
+    if (!isProcessRunning(pid)) {
       const last = await lastLogLine(join(paths.logsDir, "core.log"));
       return { check: fail(name, `Core (pid ${pid}) exited before answering${last ? `: ${last}` : ""}`, logHint), ping: null };
     }
@@ -154,15 +155,6 @@ async function pingCore(socketPath: string): Promise<RequestResult<"ping"> | nul
     return null;
   } finally {
     connection.close();
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
 import { CORE_VERSION } from "@pedelec/core-client/core-version";
 import { startCore } from "@pedelec/core/core-daemon";
+import { isProcessRunning } from "@pedelec/core/process-stat";
 import { runPedelecCommand } from "./pedelec-command.js";
 
 let home: string;
@@ -117,6 +118,15 @@ describe("pedelec status / stop / usage", () => {
     expect((await pedelec("help", "doctor")).out).toContain("Usage: pedelec doctor");
     // Nothing was installed or started for any of that.
     await expect(access(join(home, "bin"))).rejects.toThrow();
+  });
+
+  it("stops a detached Core and says so only once its process has exited", async () => {
+    expect((await pedelec("start", "--detach")).code).toBe(0);
+    const { pid } = JSON.parse((await pedelec("status", "--json")).out) as { pid: number };
+    expect(isProcessRunning(pid)).toBe(true);
+    const stopped = await pedelec("stop");
+    expect(stopped).toMatchObject({ code: 0, out: "Pedelec Core stopped." });
+    expect(isProcessRunning(pid)).toBe(false);
   });
 
   it("reports status as JSON, running or not", async () => {

@@ -4,6 +4,7 @@ import { waitForCore } from "@pedelec/core-client/core-launch";
 import { launchCoreDetached } from "@pedelec/core/core-launcher";
 import { runCoreForeground } from "@pedelec/core/core-main";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
+import { isProcessRunning } from "@pedelec/core/process-stat";
 import { ProviderLocator } from "@pedelec/core/provider-locator";
 import { LoginShellPath } from "@pedelec/core/providers/login-shell-path";
 import { reportProviders } from "@pedelec/core/provider-status";
@@ -18,6 +19,9 @@ import type { StepRunner } from "./host-registration.js";
 import { INSTALL_USAGE, runInstallCommand } from "./install-command.js";
 import { writeLaunchers } from "./launchers.js";
 import { OPEN_USAGE, runOpenCommand } from "./open-command.js";
+
+/** How long `pedelec stop` waits for Core's process to end after asking it to shut down. */
+const CORE_STOP_TIMEOUT_MS = 15_000;
 
 const USAGE = `Usage: pedelec <command> [options]
 
@@ -115,9 +119,17 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
           io.out("Pedelec Core is not running.");
           return 0;
         }
+        const { pid } = await connection.request("ping", {});
         await connection.request("shutdown", {}).finally(() => connection.close());
-        const deadline = Date.now() + 15_000;
-        while (Date.now() < deadline && (await waitForCore(paths, 0))) await new Promise((resolve) => setTimeout(resolve, 50));
+        // Stopped means the process is gone, not only its socket: Core closes its store and log after it stops listening.
+        const deadline = Date.now() + CORE_STOP_TIMEOUT_MS;
+        while (isProcessRunning(pid)) {
+          if (Date.now() > deadline) {
+            io.err(`Pedelec Core (pid ${pid}) did not stop within ${CORE_STOP_TIMEOUT_MS / 1000} s; see ${paths.logsDir}/core.log`);
+            return 1;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
         io.out("Pedelec Core stopped.");
         return 0;
       }

@@ -1,20 +1,11 @@
 import { open, readFile, unlink } from "node:fs/promises";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { isZombie } from "./process-stat.js";
+import { isProcessRunning } from "./process-stat.js";
 
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  // A killed Core whose parent never reaped it is a zombie: it can serve nothing, so its lock is stale.
-  return !isZombie(pid);
-}
 
 /**
- * One Core per PEDELEC_HOME: an exclusive lock file holding the owner's pid. A lock whose owner is gone is stale
- * and taken over, so a crashed Core never blocks the next start.
+ * One Core per PEDELEC_HOME: an exclusive lock file holding the owner's pid. A lock whose owner is gone (or a zombie:
+ * a killed Core whose parent never reaped it) is stale and taken over, so a crashed Core never blocks the next start.
  */
 export async function acquireCoreLock(lockPath: string): Promise<{ release: () => Promise<void> }> {
   for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -32,7 +23,7 @@ export async function acquireCoreLock(lockPath: string): Promise<{ release: () =
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
     const owner = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
-    if (Number.isInteger(owner) && owner > 0 && isProcessAlive(owner)) {
+    if (Number.isInteger(owner) && owner > 0 && isProcessRunning(owner)) {
       throw new PedelecError("IPC_UNAVAILABLE", `Pedelec Core is already running for this PEDELEC_HOME (pid ${owner})`, {
         alreadyRunning: true,
         pid: owner,

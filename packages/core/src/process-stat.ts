@@ -17,3 +17,16 @@ export function readProcessStat(pid: number): ProcessStat | null {
 export function isZombie(pid: number): boolean {
   return readProcessStat(pid)?.state === "Z";
 }
+
+/**
+ * Whether `pid` names a process that still runs: one that answers kill(pid, 0) (EPERM: it exists, under another
+ * user) and is not a zombie, which runs nothing and holds nothing.
+ */
+export function isProcessRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return !isZombie(pid);
+}
