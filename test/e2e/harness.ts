@@ -132,8 +132,9 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
       await server.close().catch(() => undefined);
       await pedelec("stop");
       await killProcessesWorkingIn(home);
-      await rm(home, { recursive: true, force: true });
-      await rm(userDataDir, { recursive: true, force: true });
+      // The native host may still be writing its last log line as Chrome's exit reaches it.
+      await rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+      await rm(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
       if (ownSite) await rm(ownSite, { recursive: true, force: true });
     },
   };

@@ -404,8 +404,11 @@ describe("Core sessions", () => {
     const closedAt = Date.now();
     await expect.poll(() => alive(lostAgent) || alive(keptAgent), { timeout: 10_000, interval: 50 }).toBe(false);
     expect(Date.now() - closedAt).toBeGreaterThanOrEqual(900);
+    // The agent's group is gone; Core then ends the turn, once it has seen the process close.
     const observer = await CoreConnection.open(core.paths.socketPath);
-    expect((await observer.request("resumeSession", { sessionId: lost.sessionId }, ORIGIN)).status).toBe("idle");
+    await expect
+      .poll(async () => (await observer.request("resumeSession", { sessionId: lost.sessionId }, ORIGIN)).status, { timeout: 10_000, interval: 50 })
+      .toBe("idle");
     observer.close();
   });
 

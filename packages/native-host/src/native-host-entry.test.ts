@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { access, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CORE_OUTPUT_FILE } from "@pedelec/core-client/core-spawn";
 import { CORE_VERSION } from "@pedelec/core-client/core-version";
 
 // The entry as `tsc -b` builds it (the bundle Chrome starts is made from it).
@@ -14,8 +15,38 @@ beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), "pedelec-host-entry-"));
 });
 afterEach(async () => {
+  // Started the way Chrome starts it, the host launched Core, which outlives it (as it should): stop that Core.
+  await stopCoreOf(home);
   await rm(home, { recursive: true, force: true });
 });
+
+/** Stops the Core the host launched in `home`, if it launched one, and waits until it has exited. */
+async function stopCoreOf(home: string): Promise<void> {
+  // The host opens Core's output file before it starts Core; Core then takes its lock, which names it.
+  if (!(await access(join(home, "logs", CORE_OUTPUT_FILE)).then(() => true, () => false))) return;
+  const lockedBy = async (): Promise<number> => Number.parseInt(await readFile(join(home, "run", "core.lock"), "utf8").catch(() => ""), 10);
+  const lockDeadline = performance.now() + 10_000;
+  let pid = await lockedBy();
+  while (!(pid > 0)) {
+    if (performance.now() > lockDeadline) throw new Error("the Core the host launched never took its lock");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    pid = await lockedBy();
+  }
+  const running = (): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (running()) process.kill(pid, "SIGTERM");
+  const deadline = performance.now() + 10_000;
+  while (running()) {
+    if (performance.now() > deadline) throw new Error(`Core ${pid} did not stop within 10 s of SIGTERM`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 function runEntry(args: string[], stdin: "closed" | "open-then-closed"): Promise<{ code: number | null; stdout: Buffer }> {
   return new Promise((resolve, reject) => {
