@@ -2,7 +2,6 @@ import { open, readFile, unlink } from "node:fs/promises";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { isProcessRunning } from "./process-stat.js";
 
-
 /**
  * One Core per PEDELEC_HOME: an exclusive lock file holding the owner's pid. A lock whose owner is gone (or a zombie:
  * a killed Core whose parent never reaped it) is stale and taken over, so a crashed Core never blocks the next start.

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { isAbsolute } from "node:path";
+import { signalGroup } from "../process-group.js";
 
 const START = "__PEDELEC_PATH_START__";
 const END = "__PEDELEC_PATH_END__";
@@ -99,15 +100,6 @@ function pathBetweenMarkers(text: string): string[] {
  * later shell waits a minute for when it is killed outright), then SIGKILL for whatever is left.
  */
 function stopGroup(child: ChildProcess): void {
-  const group = child.pid;
-  if (group === undefined) return;
-  const signal = (name: NodeJS.Signals): void => {
-    try {
-      process.kill(-group, name);
-    } catch {
-      // The group is gone.
-    }
-  };
-  signal("SIGTERM");
-  setTimeout(() => signal("SIGKILL"), KILL_GRACE_MS).unref();
+  signalGroup(child, "SIGTERM");
+  setTimeout(() => signalGroup(child, "SIGKILL"), KILL_GRACE_MS).unref();
 }

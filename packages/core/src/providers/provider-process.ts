@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { signalGroup } from "../process-group.js";
 import { LineSplitter } from "./line-splitter.js";
 
 /** One stream line carries a whole message, so long answers need room; Core's frame limit is the useful ceiling. */
@@ -173,15 +174,6 @@ function groupExists(pgid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
   }
 }
 

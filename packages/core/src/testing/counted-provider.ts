@@ -13,19 +13,19 @@ export function countedProvider(answers: readonly FakeProbeAnswer[] | (() => Fak
   let probes = 0;
   const next = (): FakeProbeAnswer => (typeof answers === "function" ? answers() : answers[Math.min(probes, answers.length - 1)]!);
   const { adapter, registry } = fakeClaudeProvider(async (executablePath): Promise<ProviderDiscovery> => {
-      const answer = next();
-      probes += 1;
-      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-      switch (answer) {
-        case "available":
-          return { available: true, executablePath, version: "1.2.3", error: null };
-        case "timed-out":
-          return { available: false, executablePath, version: null, error: "fake-claude --version failed: no answer within 5 s", transient: true };
-        case "broken":
-          return { available: false, executablePath, version: null, error: "fake-claude --version failed: exit code 2" };
-        case "signed-out":
-          return { available: false, executablePath, version: null, error: "fake-claude is installed but not signed in" };
-      }
+    const answer = next();
+    probes += 1;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    switch (answer) {
+      case "available":
+        return { available: true, executablePath, version: "1.2.3", error: null };
+      case "timed-out":
+        return { available: false, executablePath, version: null, error: "fake-claude --version failed: no answer within 5 s", transient: true };
+      case "broken":
+        return { available: false, executablePath, version: null, error: "fake-claude --version failed: exit code 2" };
+      case "signed-out":
+        return { available: false, executablePath, version: null, error: "fake-claude is installed but not signed in" };
+    }
   });
   return { adapter, registry, probes: () => probes };
 }
