@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 
@@ -8,11 +8,14 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 export const ATTESTATION_KEY_FILE = "full-access.key";
 export const ATTESTATION_KEY_BYTES = 32;
 
-/** Reads the key Core generated; FULL_ACCESS_ATTESTATION_INVALID when it is missing or damaged. */
-export async function readAttestationKey(keysDir: string): Promise<Buffer> {
+/**
+ * Reads the key Core generated; FULL_ACCESS_ATTESTATION_INVALID when it is missing or damaged. Synchronous: a 64-byte
+ * file read once, by Core before it listens and by the native host when it first connects.
+ */
+export function readAttestationKey(keysDir: string): Buffer {
   let text: string;
   try {
-    text = await readFile(join(keysDir, ATTESTATION_KEY_FILE), "utf8");
+    text = readFileSync(join(keysDir, ATTESTATION_KEY_FILE), "utf8");
   } catch (error) {
     throw new PedelecError(
       "FULL_ACCESS_ATTESTATION_INVALID",

@@ -1,22 +1,24 @@
-import { mkdir, open } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { ATTESTATION_KEY_BYTES, ATTESTATION_KEY_FILE, readAttestationKey } from "@pedelec/core-client/attestation-key";
 
 /**
  * Core's key: created once (0600 in a 0700 folder) and kept, so a native host started later can still sign.
- * Creation races with another Core are settled by the exclusive create.
+ * Creation races with another Core are settled by the exclusive create. Synchronous, as all of Core's start-up before
+ * it listens: nothing else runs yet, and each file step through the thread pool cost a wake-up.
  */
-export async function ensureAttestationKey(keysDir: string): Promise<Buffer> {
-  await mkdir(keysDir, { recursive: true, mode: 0o700 });
+export function ensureAttestationKey(keysDir: string): Buffer {
+  mkdirSync(keysDir, { recursive: true, mode: 0o700 });
   const file = join(keysDir, ATTESTATION_KEY_FILE);
   try {
-    const handle = await open(file, "wx", 0o600);
+    const fd = openSync(file, "wx", 0o600);
     try {
       // Loaded only here, on the first start in a home: reading the key at every other start needs no crypto.
-      const { randomBytes } = await import("node:crypto");
-      await handle.writeFile(randomBytes(ATTESTATION_KEY_BYTES).toString("hex"));
+      const { randomBytes } = createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+      writeSync(fd, randomBytes(ATTESTATION_KEY_BYTES).toString("hex"));
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;

@@ -1,4 +1,5 @@
-import { chmod, mkdir, unlink } from "node:fs/promises";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { chmod, unlink } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -94,27 +95,29 @@ async function startCoreSteps(
   undo: (() => Promise<void> | void)[],
   checkpoint: () => Promise<void>,
 ): Promise<RunningCore> {
+  // The file steps up to listening are synchronous: nothing else runs yet, and each step through the thread pool
+  // cost a wake-up that Core's start waited for.
   const paths = resolveCorePaths(env);
-  await mkdir(paths.runDir, { recursive: true, mode: 0o700 });
-  await chmod(paths.home, 0o700);
-  await chmod(paths.runDir, 0o700);
+  mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
+  chmodSync(paths.home, 0o700);
+  chmodSync(paths.runDir, 0o700);
   await checkpoint();
-  const lock = await acquireCoreLock(join(paths.runDir, "core.lock"));
+  const lock = acquireCoreLock(join(paths.runDir, "core.lock"));
   undo.push(() => lock.release());
   await checkpoint();
   // We hold the lock, so any socket file left here belongs to a Core that is gone.
-  await unlink(paths.socketPath).catch(() => undefined);
+  rmSync(paths.socketPath, { force: true });
   const watchdog = new ProcessGroupWatchdog();
   undo.push(() => watchdog.close());
   const processLedger = new ProcessGroupLedger(join(paths.runDir, "provider-processes"), watchdog);
   const scriptLedger = new ProcessGroupLedger(join(paths.runDir, "script-processes"), watchdog);
-  const reaped = [...(await processLedger.reapLeftovers()), ...(await scriptLedger.reapLeftovers())];
+  const reaped = [...processLedger.reapLeftovers(), ...scriptLedger.reapLeftovers()];
   if (reaped.length > 0) log("info", "stopped provider and script processes left by an earlier run", { pids: reaped });
   await checkpoint();
 
   // The native host signs Full Access admissions with this key; only this OS user can read it. It exists before Core
   // listens: the native host reads it once Core answers.
-  const attestationKey = await ensureAttestationKey(paths.keysDir);
+  const attestationKey = ensureAttestationKey(paths.keysDir);
   const connections = new Set<CoreClientConnection>();
   const publish = (envelope: SessionEventEnvelope): void => {
     for (const connection of connections) {

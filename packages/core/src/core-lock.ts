@@ -1,4 +1,5 @@
-import { open, readFile, unlink } from "node:fs/promises";
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { readFile, unlink } from "node:fs/promises";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { isProcessRunning } from "./process-stat.js";
 
@@ -6,12 +7,15 @@ import { isProcessRunning } from "./process-stat.js";
  * One Core per PEDELEC_HOME: an exclusive lock file holding the owner's pid. A lock whose owner is gone (or a zombie:
  * a killed Core whose parent never reaped it) is stale and taken over, so a crashed Core never blocks the next start.
  */
-export async function acquireCoreLock(lockPath: string): Promise<{ release: () => Promise<void> }> {
+export function acquireCoreLock(lockPath: string): { release: () => Promise<void> } {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
-      const handle = await open(lockPath, "wx", 0o600);
-      await handle.writeFile(String(process.pid));
-      await handle.close();
+      const fd = openSync(lockPath, "wx", 0o600);
+      try {
+        writeSync(fd, String(process.pid));
+      } finally {
+        closeSync(fd);
+      }
       return {
         release: async () => {
           const owner = await readFile(lockPath, "utf8").catch(() => "");
@@ -21,14 +25,23 @@ export async function acquireCoreLock(lockPath: string): Promise<{ release: () =
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    const owner = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
+    let owner = Number.NaN;
+    try {
+      owner = Number.parseInt(readFileSync(lockPath, "utf8"), 10);
+    } catch {
+      // Released meanwhile: try again.
+    }
     if (Number.isInteger(owner) && owner > 0 && isProcessRunning(owner)) {
       throw new PedelecError("IPC_UNAVAILABLE", `Pedelec Core is already running for this PEDELEC_HOME (pid ${owner})`, {
         alreadyRunning: true,
         pid: owner,
       });
     }
-    await unlink(lockPath).catch(() => undefined);
+    try {
+      unlinkSync(lockPath);
+    } catch {
+      // Already gone: the next attempt creates it.
+    }
   }
   throw new PedelecError("IPC_UNAVAILABLE", `could not take the Core lock ${lockPath}`);
 }

@@ -43,7 +43,7 @@ async function hostRequest(connection: CoreConnection, type: string, payload: un
       expiresAt: now + 30_000,
       ...attest.claims,
     };
-    frame.attestation = signClaims(attest.key ?? (await readAttestationKey(join(core.home, "keys"))), claims);
+    frame.attestation = signClaims(attest.key ?? readAttestationKey(join(core.home, "keys")), claims);
   }
   return new Promise((resolvePromise, reject) => {
     const stop = connection.onFrame((answer: CoreServerFrame) => {

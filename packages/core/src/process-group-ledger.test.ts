@@ -33,7 +33,7 @@ describe("ProcessGroupLedger", () => {
   it("reaps the process groups a killed Core left behind, and forgets them", async () => {
     const group = startGroup();
     await new ProcessGroupLedger(folder).record(group.leader);
-    const reaped = await new ProcessGroupLedger(folder).reapLeftovers();
+    const reaped = new ProcessGroupLedger(folder).reapLeftovers();
     expect(reaped).toEqual([group.leader]);
     await group.exited;
     await vi.waitFor(() => expect(processAlive(group.leader)).toBe(false), { timeout: 5_000 });
@@ -45,7 +45,7 @@ describe("ProcessGroupLedger", () => {
     await mkdir(folder, { recursive: true });
     // Recorded with another start time: this pid now belongs to a different process.
     await writeFile(join(folder, String(group.leader)), "1");
-    expect(await new ProcessGroupLedger(folder).reapLeftovers()).toEqual([]);
+    expect(new ProcessGroupLedger(folder).reapLeftovers()).toEqual([]);
     expect(processAlive(group.leader)).toBe(true);
     expect(await readdir(folder)).toEqual([]);
   });
@@ -55,7 +55,7 @@ describe("ProcessGroupLedger", () => {
     const ledger = new ProcessGroupLedger(folder);
     await ledger.record(group.leader);
     await ledger.forget(group.leader);
-    expect(await ledger.reapLeftovers()).toEqual([]);
+    expect(ledger.reapLeftovers()).toEqual([]);
     expect(processAlive(group.leader)).toBe(true);
   });
 });

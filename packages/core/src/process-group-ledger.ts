@@ -1,4 +1,5 @@
-import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { readProcessStat } from "./process-stat.js";
@@ -26,18 +27,26 @@ export class ProcessGroupLedger {
     await rm(join(this.folder, String(pid)), { force: true });
   }
 
-  /** Kills every recorded group whose leader is still the process we started; returns the pids it killed. */
-  async reapLeftovers(): Promise<number[]> {
+  /**
+   * Kills every recorded group whose leader is still the process we started; returns the pids it killed. Synchronous:
+   * Core runs it once, before it listens.
+   */
+  reapLeftovers(): number[] {
     let names: string[];
     try {
-      names = await readdir(this.folder);
+      names = readdirSync(this.folder);
     } catch {
       return [];
     }
     const killed: number[] = [];
     for (const name of names) {
       const pid = Number.parseInt(name, 10);
-      const recorded = await readFile(join(this.folder, name), "utf8").catch(() => "");
+      let recorded = "";
+      try {
+        recorded = readFileSync(join(this.folder, name), "utf8");
+      } catch {
+        // Removed meanwhile: nothing to check.
+      }
       if (Number.isInteger(pid) && pid > 1 && recorded !== "" && readProcessStat(pid)?.startTime === recorded) {
         try {
           process.kill(-pid, "SIGKILL");
@@ -46,7 +55,7 @@ export class ProcessGroupLedger {
           // The group is already gone.
         }
       }
-      await rm(join(this.folder, name), { force: true });
+      rmSync(join(this.folder, name), { force: true });
     }
     return killed;
   }

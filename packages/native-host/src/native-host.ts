@@ -92,7 +92,7 @@ export class NativeHost {
       throw new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", "the native host was not started by a browser extension, so it cannot attest Full Access");
     }
     // The key is read per admission so a Core that created it after this host started is still trusted.
-    const key = await readAttestationKey(this.options.paths.keysDir);
+    const key = readAttestationKey(this.options.paths.keysDir);
     const issuedAt = (this.options.now ?? Date.now)();
     const attestation = signClaims(key, {
       version: 1,
