@@ -1,7 +1,7 @@
 import type { CoreRequestFrame } from "@pedelec/protocol/core-request-frame";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { z } from "zod";
+import * as z from "@pedelec/protocol/lean-zod";
 import type { CoreClientConnection } from "./core-connection.js";
 
 /**
@@ -15,9 +15,12 @@ export class AnswerThen<T> {
   ) {}
 }
 
-/** The request's payload as its schema reads it, or INVALID_INPUT naming what is wrong. */
-export function checkedPayload<S extends z.ZodType>(schema: S, type: string, payload: unknown): z.infer<S> {
-  const parsed = schema.safeParse(payload);
+/**
+ * The request's payload as its schema (a classic zod schema or a lean-zod one) reads it, or INVALID_INPUT naming what
+ * is wrong.
+ */
+export function checkedPayload<S extends z.core.$ZodType>(schema: S, type: string, payload: unknown): z.infer<S> {
+  const parsed = z.safeParse(schema, payload);
   if (parsed.success) return parsed.data;
   const summary = summarizeIssues(parsed.error.issues);
   throw new PedelecError("INVALID_INPUT", `invalid ${type} request: ${summary.message}`, summary.details);

@@ -18,10 +18,12 @@ export const NATIVE_CHUNK_BYTES = 768 * 1024;
  * an agent's toolSpec / toolCall / runScript) are refused here, so a compromised or confused extension cannot reach
  * them through the host. The extension never sends an attestation: the host makes one from `fullAccessClaim`.
  */
-export const extensionToHostMessageSchema = coreRequestFrameSchema.omit({ attestation: true }).extend({
+const { attestation: _attestation, ...frameShape } = coreRequestFrameSchema.shape;
+export const extensionToHostMessageSchema = z.strictObject({
+  ...frameShape,
   type: z.enum([...SESSION_REQUEST_TYPES, ...EXTENSION_TO_CORE_REQUEST_TYPES] as [string, ...string[]]),
   origin: pageOriginSchema,
-  fullAccessClaim: fullAccessClaimSchema.optional(),
+  fullAccessClaim: z.optional(fullAccessClaimSchema),
 });
 export type ExtensionToHostMessage = z.infer<typeof extensionToHostMessageSchema>;
 

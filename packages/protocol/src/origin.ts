@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "./lean-zod.js";
 
 /**
  * Origins a page may call Pedelec from: any https origin, and http on localhost or 127.0.0.1 (any port).
@@ -17,4 +17,4 @@ export function isAllowedPageOrigin(origin: string): boolean {
   return false;
 }
 
-export const pageOriginSchema = z.string().refine(isAllowedPageOrigin, "is not an origin Pedelec accepts");
+export const pageOriginSchema = z.string().check(z.refine(isAllowedPageOrigin, "is not an origin Pedelec accepts"));

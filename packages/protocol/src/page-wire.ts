@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { wirePayloadSchema } from "./bounded-json-schema.js";
+import { wirePayloadSchema } from "./wire-payload.js";
 import { sessionRequestSchemas } from "./requests.js";
 import { wireErrorSchema } from "./wire-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
