@@ -5,11 +5,12 @@
 // native host starts Core for a browser that has used Pedelec; the goal is about this one), and the first start in a
 // new home (which also creates the key).
 import { spawn } from "node:child_process";
-import { access, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "vitest";
 import { CoreConnection } from "@pedelec/core-client/core-client";
+import { waitForCore } from "@pedelec/core-client/core-launch";
 import { launchCoreDetached } from "@pedelec/core/core-launcher";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
 import { latencySummary, ms } from "./latency-summary.js";
@@ -37,34 +38,16 @@ async function nodeDoingNothing(): Promise<number> {
 }
 
 /**
- * One ping on a fresh connection; false while Core is not listening yet (or not answering). Looks for the socket file
- * first: a failed connect costs more, and this loop shares the machine with the Core it measures.
+ * Spawn → first answered ping, waited for with the client the CLI uses (`waitForCore`): it tries again as soon as the
+ * socket's folder changes, and otherwise after 1 ms, doubling up to 10 ms.
  */
-async function pingOnce(socketPath: string): Promise<boolean> {
-  if (!(await access(socketPath).then(() => true, () => false))) return false;
-  const connection = await CoreConnection.open(socketPath).catch(() => undefined);
-  if (!connection) return false;
-  try {
-    await connection.request("ping", {});
-    return true;
-  } catch {
-    return false;
-  } finally {
-    connection.close();
-  }
-}
-
-/** Spawn → first answered ping, retrying every millisecond so the figure is Core's, not a polling interval's. */
 async function coreStart(home: string): Promise<number> {
   const paths = resolveCorePaths({ PEDELEC_HOME: home });
   let pid: number | undefined;
   try {
     const started = performance.now();
     pid = await launchCoreDetached(paths, { ...CLEAN_ENV, PEDELEC_HOME: home });
-    while (!(await pingOnce(paths.socketPath))) {
-      if (performance.now() - started > START_DEADLINE_MS) throw new Error(`Core did not answer within ${START_DEADLINE_MS} ms; see ${paths.logsDir}`);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+    if (!(await waitForCore(paths, START_DEADLINE_MS))) throw new Error(`Core did not answer within ${START_DEADLINE_MS} ms; see ${paths.logsDir}`);
     return performance.now() - started;
   } finally {
     if (pid !== undefined) await stopCore(paths.socketPath, pid);

@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { connectToCore } from "./core-launch.js";
-import { pause, retryDelayMs, socketFileExists } from "./core-retry.js";
+import { pause, retryDelayMs, SocketFolderWatch, socketFileExists } from "./core-retry.js";
 
 let root: string;
 let server: Server | undefined;
@@ -16,6 +17,11 @@ afterEach(async () => {
   server = undefined;
   await rm(root, { recursive: true, force: true });
 });
+
+/** What settles first: `promise` ("woken") or a deadline far past any event ("timed out"). */
+function wokenOrTimedOut(promise: Promise<void>): Promise<"woken" | "timed out"> {
+  return Promise.race([promise.then(() => "woken" as const), delay(10_000, "timed out" as const, { ref: false })]);
+}
 
 /** A socket that accepts connections (and says nothing), as Core does once it listens. */
 function listenAt(socketPath: string): Promise<Server> {
@@ -65,5 +71,33 @@ describe("waiting for a Core that is starting", () => {
     const started = Date.now();
     await pause(60_000, cancel.signal);
     expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it("wakes a waiting pause as soon as the socket's folder changes, not when its delay ends", async () => {
+    const folder = new SocketFolderWatch(join(root, "core.sock"));
+    try {
+      const paused = folder.pause(60_000);
+      await writeFile(join(root, "core.sock"), "");
+      expect(await wokenOrTimedOut(paused)).toBe("woken");
+    } finally {
+      folder.close();
+    }
+  });
+
+  it("watches a folder that appears while it waits, trying again at once when it does", async () => {
+    const runDir = join(root, "run");
+    const folder = new SocketFolderWatch(join(runDir, "core.sock"));
+    try {
+      // No folder yet: the delay alone ends the pause.
+      expect(await wokenOrTimedOut(folder.pause(1))).toBe("woken");
+      await mkdir(runDir);
+      // Found and watched now; the socket may already be there, so this pause does not wait.
+      expect(await wokenOrTimedOut(folder.pause(60_000))).toBe("woken");
+      const paused = folder.pause(60_000);
+      await writeFile(join(runDir, "core.sock"), "");
+      expect(await wokenOrTimedOut(paused)).toBe("woken");
+    } finally {
+      folder.close();
+    }
   });
 });
