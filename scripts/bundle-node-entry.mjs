@@ -1,12 +1,13 @@
-// One-file bundles of the Node programs that start when a page first asks for the agent (Core, the native host).
-// Node resolving and loading a few hundred separate modules took most of their start; one file loads in a fraction,
-// and with a V8 code cache made at build time, from a rehearsal of the program's start, Node skips parsing and
-// compiling most of that file too.
+// Bundles of the Node programs that start when a page first asks for the agent (Core, the native host). Node resolving
+// and loading a few hundred separate modules took most of their start; a bundle loads in a fraction, and with a V8 code
+// cache made at build time, from a rehearsal of the program's start, Node skips parsing and compiling most of it too.
+// What the entry loads with import() is a later part, read only when first imported.
 //
 // For `dist/<name>.js` the build writes, next to it:
-//   <name>.bundle.cjs         the program Node runs: compiles the code below with the cache, then runs it
-//   <name>.bundle.code.cjs    every module the entry needs, as one CommonJS file
-//   <name>.bundle.code.cache  V8's code cache for it
+//   <name>.bundle.cjs          the program Node runs: compiles each part with its cache, then runs it
+//   <name>.bundle.code.cjs     the first part: every module the entry imports, as one CommonJS file
+//   <name>.bundle.code.cache   V8's code cache for it
+//   <name>.bundle.later.cjs    the later part (when there is one) and its cache, <name>.bundle.later.cache
 // CommonJS because Node 20 accepts a code cache only for scripts (vm.Script), not for ES modules.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
