@@ -1,5 +1,4 @@
-import { chmodSync, mkdirSync, rmSync } from "node:fs";
-import { chmod, unlink } from "node:fs/promises";
+import { chmodSync, mkdirSync, unlinkSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -95,8 +94,8 @@ async function startCoreSteps(
   undo: (() => Promise<void> | void)[],
   checkpoint: () => Promise<void>,
 ): Promise<RunningCore> {
-  // The file steps up to listening are synchronous: nothing else runs yet, and each step through the thread pool
-  // cost a wake-up that Core's start waited for.
+  // Core's own file steps are synchronous: before it listens nothing else runs yet, and each step through the thread
+  // pool cost a wake-up that Core's start waited for (node:fs/promises is not even loaded until the later part needs it).
   const paths = resolveCorePaths(env);
   mkdirSync(paths.runDir, { recursive: true, mode: 0o700 });
   chmodSync(paths.home, 0o700);
@@ -106,7 +105,7 @@ async function startCoreSteps(
   undo.push(() => lock.release());
   await checkpoint();
   // We hold the lock, so any socket file left here belongs to a Core that is gone.
-  rmSync(paths.socketPath, { force: true });
+  removeSocketFile(paths.socketPath);
   const watchdog = new ProcessGroupWatchdog();
   undo.push(() => watchdog.close());
   const processLedger = new ProcessGroupLedger(join(paths.runDir, "provider-processes"), watchdog);
@@ -197,8 +196,8 @@ async function startCoreSteps(
       await runtime?.shutdown();
       watchdog.close();
       for (const connection of connections) connection.close();
-      await unlink(paths.socketPath).catch(() => undefined);
-      await lock.release();
+      removeSocketFile(paths.socketPath);
+      lock.release();
       log("info", "Core stopped");
       markStopped();
     })();
@@ -261,9 +260,9 @@ async function startCoreSteps(
   // Pushed after listen: a socket file there before it is another Core's, or already gone.
   undo.push(async () => {
     server.close();
-    await unlink(paths.socketPath).catch(() => undefined);
+    removeSocketFile(paths.socketPath);
   });
-  await chmod(paths.socketPath, 0o600);
+  chmodSync(paths.socketPath, 0o600);
   await checkpoint();
   // From here on, stop() owns the clean-up.
   undo.length = 0;
@@ -320,6 +319,15 @@ function releaseFollowers(sessions: SessionManager, connection: CoreClientConnec
   for (const sessionId of connection.subscriptions) {
     const isFollowed = (): boolean => [...connections].some((other) => other.subscriptions.has(sessionId));
     if (!isFollowed()) sessions.routeLost(sessionId, isFollowed);
+  }
+}
+
+/** Removes Core's socket file, if there is one. */
+function removeSocketFile(socketPath: string): void {
+  try {
+    unlinkSync(socketPath);
+  } catch {
+    // Not there, or not ours to remove: listen() says so.
   }
 }
 

@@ -1,5 +1,4 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
-import { readFile, unlink } from "node:fs/promises";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { isProcessRunning } from "./process-stat.js";
 
@@ -7,7 +6,7 @@ import { isProcessRunning } from "./process-stat.js";
  * One Core per PEDELEC_HOME: an exclusive lock file holding the owner's pid. A lock whose owner is gone (or a zombie:
  * a killed Core whose parent never reaped it) is stale and taken over, so a crashed Core never blocks the next start.
  */
-export function acquireCoreLock(lockPath: string): { release: () => Promise<void> } {
+export function acquireCoreLock(lockPath: string): { release: () => void } {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
       const fd = openSync(lockPath, "wx", 0o600);
@@ -17,9 +16,12 @@ export function acquireCoreLock(lockPath: string): { release: () => Promise<void
         closeSync(fd);
       }
       return {
-        release: async () => {
-          const owner = await readFile(lockPath, "utf8").catch(() => "");
-          if (owner === String(process.pid)) await unlink(lockPath).catch(() => undefined);
+        release: () => {
+          try {
+            if (readFileSync(lockPath, "utf8") === String(process.pid)) unlinkSync(lockPath);
+          } catch {
+            // Gone already.
+          }
         },
       };
     } catch (error) {

@@ -1,5 +1,6 @@
-import { readFileSync, readdirSync, rmSync } from "node:fs";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+// Through `fs.promises`, read when a provider or script first runs: loading node:fs/promises with this module cost
+// Core's start half a millisecond.
+import { promises as fs, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { readProcessStat } from "./process-stat.js";
@@ -17,14 +18,14 @@ export class ProcessGroupLedger {
 
   async record(pid: number): Promise<void> {
     this.watchdog?.watch(pid);
-    await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    await fs.mkdir(this.folder, { recursive: true, mode: 0o700 });
     // The start time tells the group we started from an unrelated process that later got the same pid.
-    await writeFile(join(this.folder, String(pid)), readProcessStat(pid)?.startTime ?? "", { mode: 0o600 });
+    await fs.writeFile(join(this.folder, String(pid)), readProcessStat(pid)?.startTime ?? "", { mode: 0o600 });
   }
 
   async forget(pid: number): Promise<void> {
     this.watchdog?.release(pid);
-    await rm(join(this.folder, String(pid)), { force: true });
+    await fs.rm(join(this.folder, String(pid)), { force: true });
   }
 
   /**
@@ -55,7 +56,11 @@ export class ProcessGroupLedger {
           // The group is already gone.
         }
       }
-      rmSync(join(this.folder, name), { force: true });
+      try {
+        unlinkSync(join(this.folder, name));
+      } catch {
+        // Removed meanwhile.
+      }
     }
     return killed;
   }
