@@ -70,3 +70,16 @@ describe("patterns in a skills manifest", () => {
     expect(refused.error?.issues[0]?.message).toContain(`at most ${MAX_MANIFEST_SCHEMA_VALUES} JSON values`);
   });
 });
+
+describe("enums in an argsSchema", () => {
+  // Core's Ajv refuses such a schema against its meta-schema; the page must refuse it first (found by the args-schema
+  // parity fuzzer, seed 727446928).
+  it("refuses an enum that repeats a value, of strings or of numbers", () => {
+    const withEnum = (property: unknown) => ({ type: "object", properties: { p: property } });
+    expect(toolArgsSchemaSchema.safeParse(withEnum({ type: "string", enum: ["a", "b"] })).success).toBe(true);
+    expect(toolArgsSchemaSchema.safeParse(withEnum({ type: "string", enum: ["a", "a"] })).success).toBe(false);
+    expect(toolArgsSchemaSchema.safeParse(withEnum({ type: "number", enum: [0, 1] })).success).toBe(true);
+    const repeated = toolArgsSchemaSchema.safeParse(withEnum({ type: "integer", enum: [0, -0] }));
+    expect(repeated.error?.issues.map((issue) => issue.message)).toContain("must not repeat a value");
+  });
+});

@@ -59,6 +59,8 @@ const annotations = {
   examples: z.array(z.json()).optional(),
 };
 const count = z.number().int().min(0);
+/** An enum that repeats a value is not a schema Core's Ajv accepts (its meta-schema wants enum items unique). */
+const distinct = (values: readonly (string | number)[]): boolean => new Set(values).size === values.length;
 
 const validRegex = z.string().refine((pattern) => {
   try {
@@ -73,7 +75,7 @@ export const argsSchemaNodeSchema: z.ZodType<ArgsSchemaNode> = z.lazy(() =>
   z.union([
     z.strictObject({
       type: z.literal("string"),
-      enum: z.array(z.string()).min(1).optional(),
+      enum: z.array(z.string()).min(1).refine(distinct, "must not repeat a value").optional(),
       minLength: count.optional(),
       maxLength: count.optional(),
       pattern: validRegex.optional(),
@@ -81,7 +83,7 @@ export const argsSchemaNodeSchema: z.ZodType<ArgsSchemaNode> = z.lazy(() =>
     }),
     z.strictObject({
       type: z.enum(["number", "integer"]),
-      enum: z.array(z.number()).min(1).optional(),
+      enum: z.array(z.number()).min(1).refine(distinct, "must not repeat a value").optional(),
       minimum: z.number().optional(),
       maximum: z.number().optional(),
       ...annotations,
