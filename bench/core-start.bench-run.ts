@@ -15,7 +15,8 @@ import { launchCoreDetached } from "@pedelec/core/core-launcher";
 import { resolveCorePaths } from "@pedelec/core/core-paths";
 import { latencySummary, ms } from "./latency-summary.js";
 
-const RUNS = Number.parseInt(process.env.BENCH_CORE_START_RUNS ?? "15", 10);
+/** Starts of each kind: a start is some 25 ms, and with 15 the ratio's median moved by ±0.1 from run to run. */
+const RUNS = Number.parseInt(process.env.BENCH_CORE_START_RUNS ?? "41", 10);
 /**
  * Both sides start with the same clean environment, as Chrome starts the native host on a user's desktop: variables
  * such as NODE_EXTRA_CA_CERTS (set on some machines) make every Node start read files first, which adds the same

@@ -21,7 +21,8 @@ import { latencySummary, ms } from "./latency-summary.js";
 import { addToSnapshot, cpuBetween, descendantsOf, readAllProcesses, readProcessCpu, type CpuSnapshot } from "./process-cpu-time.js";
 
 const DELTAS = Number.parseInt(process.env.BENCH_DELTAS ?? "10000", 10);
-const ROUNDS = Math.max(3, Number.parseInt(process.env.BENCH_ROUNDS ?? "9", 10));
+/** Rounds that count: with nine, the ratio's median moved by ±0.08 from run to run on a shared two-core machine. */
+const ROUNDS = Math.max(3, Number.parseInt(process.env.BENCH_ROUNDS ?? "25", 10));
 /** Long turns on each side before the rounds that count. */
 const WARM_UP_TURNS = Math.max(1, Number.parseInt(process.env.BENCH_WARM_UP_TURNS ?? "3", 10));
 /** 1-delta turns per round, for each side. */
