@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, unlinkSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -10,6 +10,7 @@ import type { ControlPanel, ControlPanelOptions } from "./control-panel/control-
 import { DEFAULT_CONNECTION_LIMITS, PendingFrameBytes, type ConnectionLimits } from "./connection-limits.js";
 import { CoreClientConnection } from "./core-connection.js";
 import { acquireCoreLock } from "./core-lock.js";
+import { unlinkQuietly } from "./quiet-files.js";
 import { resolveCorePaths, type CorePaths } from "./core-paths.js";
 import { CORE_VERSION } from "./core-version.js";
 import { log } from "./logger.js";
@@ -105,7 +106,7 @@ async function startCoreSteps(
   undo.push(() => lock.release());
   await checkpoint();
   // We hold the lock, so any socket file left here belongs to a Core that is gone.
-  removeSocketFile(paths.socketPath);
+  unlinkQuietly(paths.socketPath);
   const watchdog = new ProcessGroupWatchdog();
   undo.push(() => watchdog.close());
   const processLedger = new ProcessGroupLedger(join(paths.runDir, "provider-processes"), watchdog);
@@ -196,7 +197,7 @@ async function startCoreSteps(
       await runtime?.shutdown();
       watchdog.close();
       for (const connection of connections) connection.close();
-      removeSocketFile(paths.socketPath);
+      unlinkQuietly(paths.socketPath);
       lock.release();
       log("info", "Core stopped");
       markStopped();
@@ -260,7 +261,7 @@ async function startCoreSteps(
   // Pushed after listen: a socket file there before it is another Core's, or already gone.
   undo.push(async () => {
     server.close();
-    removeSocketFile(paths.socketPath);
+    unlinkQuietly(paths.socketPath);
   });
   chmodSync(paths.socketPath, 0o600);
   await checkpoint();
@@ -319,15 +320,6 @@ function releaseFollowers(sessions: SessionManager, connection: CoreClientConnec
   for (const sessionId of connection.subscriptions) {
     const isFollowed = (): boolean => [...connections].some((other) => other.subscriptions.has(sessionId));
     if (!isFollowed()) sessions.routeLost(sessionId, isFollowed);
-  }
-}
-
-/** Removes Core's socket file, if there is one. */
-function removeSocketFile(socketPath: string): void {
-  try {
-    unlinkSync(socketPath);
-  } catch {
-    // Not there, or not ours to remove: listen() says so.
   }
 }
 

@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { isProcessRunning } from "./process-stat.js";
+import { readTextQuietly, unlinkQuietly } from "./quiet-files.js";
 
 /**
  * One Core per PEDELEC_HOME: an exclusive lock file holding the owner's pid. A lock whose owner is gone (or a zombie:
@@ -17,33 +18,21 @@ export function acquireCoreLock(lockPath: string): { release: () => void } {
       }
       return {
         release: () => {
-          try {
-            if (readFileSync(lockPath, "utf8") === String(process.pid)) unlinkSync(lockPath);
-          } catch {
-            // Gone already.
-          }
+          if (readTextQuietly(lockPath) === String(process.pid)) unlinkQuietly(lockPath);
         },
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    let owner = Number.NaN;
-    try {
-      owner = Number.parseInt(readFileSync(lockPath, "utf8"), 10);
-    } catch {
-      // Released meanwhile: try again.
-    }
+    // "" (released meanwhile) parses to NaN: the next attempt takes the lock.
+    const owner = Number.parseInt(readTextQuietly(lockPath), 10);
     if (Number.isInteger(owner) && owner > 0 && isProcessRunning(owner)) {
       throw new PedelecError("IPC_UNAVAILABLE", `Pedelec Core is already running for this PEDELEC_HOME (pid ${owner})`, {
         alreadyRunning: true,
         pid: owner,
       });
     }
-    try {
-      unlinkSync(lockPath);
-    } catch {
-      // Already gone: the next attempt creates it.
-    }
+    unlinkQuietly(lockPath);
   }
   throw new PedelecError("IPC_UNAVAILABLE", `could not take the Core lock ${lockPath}`);
 }

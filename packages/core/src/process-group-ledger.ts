@@ -1,9 +1,10 @@
 // Through `fs.promises`, read when a provider or script first runs: loading node:fs/promises with this module cost
 // Core's start half a millisecond.
-import { promises as fs, readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { promises as fs, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ProcessGroupWatchdog } from "./process-group-watchdog.js";
 import { readProcessStat } from "./process-stat.js";
+import { readTextQuietly, unlinkQuietly } from "./quiet-files.js";
 
 /**
  * Process groups Core started and has not seen finish (provider turns in `run/provider-processes/`, script runs in
@@ -42,12 +43,7 @@ export class ProcessGroupLedger {
     const killed: number[] = [];
     for (const name of names) {
       const pid = Number.parseInt(name, 10);
-      let recorded = "";
-      try {
-        recorded = readFileSync(join(this.folder, name), "utf8");
-      } catch {
-        // Removed meanwhile: nothing to check.
-      }
+      const recorded = readTextQuietly(join(this.folder, name));
       if (Number.isInteger(pid) && pid > 1 && recorded !== "" && readProcessStat(pid)?.startTime === recorded) {
         try {
           process.kill(-pid, "SIGKILL");
@@ -56,11 +52,7 @@ export class ProcessGroupLedger {
           // The group is already gone.
         }
       }
-      try {
-        unlinkSync(join(this.folder, name));
-      } catch {
-        // Removed meanwhile.
-      }
+      unlinkQuietly(join(this.folder, name));
     }
     return killed;
   }

@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { unlinkQuietly } from "../quiet-files.js";
 
 /** When a log file is rotated, and how many rotated files are kept beside it. */
 export interface RotationLimits {
@@ -103,14 +104,5 @@ function renameIfPresent(from: string, to: string): void {
     renameSync(from, to);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-}
-
-/** Removes a lock file; gone already is fine (another process broke it as stale). */
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Nothing to remove.
   }
 }
