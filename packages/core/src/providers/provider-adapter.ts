@@ -1,6 +1,7 @@
 import type { AccessMode, EffortLevel, ProviderCode } from "@pedelec/protocol/domain";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { TokenUsage } from "@pedelec/protocol/token-usage";
 
 /** What discovery found out about a provider on this machine. */
 export interface ProviderDiscovery {
@@ -64,6 +65,11 @@ export type ProviderEvent =
   | { type: "text-delta"; messageId: string; delta: string }
   | { type: "message-completed"; messageId: string; text: string }
   | { type: "activity"; activity: Activity }
+  /**
+   * Tokens the turn has used so far, as the provider reported them: cumulative within the turn (each report replaces
+   * the turn's previous one), so a provider that reports per request or per step adds them up in its parser.
+   */
+  | { type: "usage"; usage: TokenUsage }
   /** Any output at all (also unparsed lines), so Core can tell a busy provider from a hung one. */
   | { type: "output-seen" };
 
