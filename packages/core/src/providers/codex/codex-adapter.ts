@@ -2,9 +2,9 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
-import { probeSignIn, probeVersion } from "../provider-discovery.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
+import { discoverCodex } from "./codex-discovery.js";
 import { isCodexLoginRequiredText } from "./codex-login-text.js";
 import type { CodexStreamSummary } from "./codex-stream-parser.js";
 
@@ -17,9 +17,7 @@ export interface CodexAdapterOptions {
 export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderAdapter {
   return defineCliAdapter(
     {
-      // `codex login status` answers in a few milliseconds and tells signed out from signed in (research §2).
-      discover: async (executablePath, signal, env) =>
-        probeSignIn(await probeVersion(executablePath, signal, env), ["login", "status"], isCodexSignedOut, "codex login", signal, env),
+      discover: discoverCodex,
       code: "codex",
       displayName: "Codex",
       programName: "codex",
@@ -102,9 +100,4 @@ function failedTurn(message: string, details: Record<string, unknown>): PedelecE
 
 function lastLine(text: string): string {
   return text.trim().split("\n").filter((line) => isCodexLoginRequiredText(line)).at(-1) ?? text.trim();
-}
-
-/** `codex login status` says "Not logged in" and exits 1 when nobody is signed in. */
-function isCodexSignedOut(output: string, exitCode: number | null): boolean {
-  return exitCode === 1 && /\bNot logged in\b/i.test(output);
 }

@@ -4,7 +4,9 @@ import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-ar
 
 const WORKSPACE = "/home/ada/.pedelec/workspaces/thread-7f3a91c2";
 const HEAD = ["exec", "--json", "--skip-git-repo-check", "--cd", WORKSPACE];
-const SANDBOX = ["--sandbox", "workspace-write", "-c", "sandbox_workspace_write.network_access=true"];
+/** Plain shells for the model's commands: a login shell's profile may reset PATH and lose pedelec-cli. */
+const SHELL = ["-c", "allow_login_shell=false"];
+const SANDBOX = ["--sandbox", "workspace-write", "-c", "sandbox_workspace_write.network_access=true", ...SHELL];
 const input = { workspacePath: WORKSPACE, providerSessionId: null, model: null, effortArgv: [], access: "sandbox" as const };
 
 describe("buildCodexArgs", () => {
@@ -15,7 +17,7 @@ describe("buildCodexArgs", () => {
   });
 
   it("bypasses the sandbox only for a Full Access session", () => {
-    expect(buildCodexArgs({ ...input, access: "full" })).toEqual([...HEAD, "--dangerously-bypass-approvals-and-sandbox", "-"]);
+    expect(buildCodexArgs({ ...input, access: "full" })).toEqual([...HEAD, "--dangerously-bypass-approvals-and-sandbox", ...SHELL, "-"]);
   });
 
   it("puts model and effort before the resume subcommand, and the stdin marker last", () => {

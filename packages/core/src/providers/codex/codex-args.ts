@@ -18,6 +18,13 @@ export interface CodexArgsInput {
  */
 export const CODEX_SANDBOX_FLAGS = ["--sandbox", "workspace-write", "-c", "sandbox_workspace_write.network_access=true"];
 
+/**
+ * codex runs the model's commands as login shells (`bash -lc`) by default, and a login shell's profile may set PATH
+ * anew (Debian's /etc/profile does), losing the folder with `pedelec-cli` that Core put first. Plain shells keep the
+ * PATH Core built, which already holds the directories the user's login shell adds.
+ */
+export const CODEX_SHELL_FLAGS = ["-c", "allow_login_shell=false"];
+
 /** Full Access: no sandbox and no approvals. */
 export const CODEX_FULL_ACCESS_FLAGS = ["--dangerously-bypass-approvals-and-sandbox"];
 
@@ -56,7 +63,7 @@ export function isCodexEffortKnob(token: string, next: string | undefined): bool
  */
 export function buildCodexArgs(input: CodexArgsInput): string[] {
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", optionValue("codex", "workspace path", input.workspacePath)];
-  args.push(...(input.access === "full" ? CODEX_FULL_ACCESS_FLAGS : CODEX_SANDBOX_FLAGS));
+  args.push(...(input.access === "full" ? CODEX_FULL_ACCESS_FLAGS : CODEX_SANDBOX_FLAGS), ...CODEX_SHELL_FLAGS);
   if (input.model !== null && input.model !== "") args.push("-m", optionValue("codex", "model", input.model));
   args.push(...input.effortArgv);
   if (input.providerSessionId !== null) args.push("resume", optionValue("codex", "provider session id", input.providerSessionId));
