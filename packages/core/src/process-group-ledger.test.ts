@@ -1,10 +1,14 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile, mkdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ProcessGroupLedger } from "./process-group-ledger.js";
+import { PROCESS_TAG_VARIABLE } from "./process-tag.js";
+import { newProcessTag } from "./providers/provider-process.js";
 import { processAlive } from "./testing/process-group.js";
+import { isGone, pidFromFile, TestProcesses, waitUntil } from "./testing/test-processes.js";
 
 let folder: string;
 const started: number[] = [];
@@ -49,6 +53,44 @@ describe("ProcessGroupLedger", () => {
     expect(processAlive(group.leader)).toBe(true);
     expect(await readdir(folder)).toEqual([]);
   });
+
+  it.skipIf(!existsSync("/proc/self/environ"))(
+    "reaps the tagged processes of a recorded run whose leader is gone, and spares another run's",
+    async () => {
+      const work = await mkdtemp(join(tmpdir(), "pedelec-ledger-run-"));
+      const others = new TestProcesses();
+      try {
+        const tag = newProcessTag();
+        // The CLI ran its tool in a session of its own, then died (SIGKILL) and left the tool running.
+        const cli = spawn("/bin/sh", ["-c", "setsid /bin/sh -c 'echo $$ > tool.pid; exec sleep 300' & wait"], {
+          cwd: work,
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", [PROCESS_TAG_VARIABLE]: tag },
+          detached: true,
+          stdio: "ignore",
+        });
+        others.add(cli.pid!);
+        const tool = others.add(await pidFromFile(join(work, "tool.pid")));
+        const bystander = spawn("sleep", ["300"], { env: { [PROCESS_TAG_VARIABLE]: newProcessTag() }, detached: true, stdio: "ignore" });
+        others.add(bystander.pid!);
+
+        await new ProcessGroupLedger(folder).record(cli.pid!, tag);
+        expect((await readFile(join(folder, String(cli.pid)), "utf8")).split("\n")[1]).toBe(tag);
+        process.kill(-cli.pid!, "SIGKILL");
+        expect(await waitUntil(() => isGone(cli.pid!), 5_000)).toBe(true);
+        expect(isGone(tool)).toBe(false);
+
+        const reaped = new ProcessGroupLedger(folder).reapLeftovers();
+        expect(reaped).toContain(tool);
+        expect(reaped).not.toContain(bystander.pid);
+        expect(await waitUntil(() => isGone(tool), 5_000)).toBe(true);
+        expect(isGone(bystander.pid!)).toBe(false);
+        expect(await readdir(folder)).toEqual([]);
+      } finally {
+        await others.endAll();
+        await rm(work, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("forgets a process that finished normally", async () => {
     const group = startGroup();

@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { log } from "./logger.js";
+import { isProcessTag } from "./process-tag.js";
 
 const WATCHDOG_PROGRAM = fileURLToPath(new URL("../programs/process-group-watchdog.mjs", import.meta.url));
 
@@ -13,19 +14,25 @@ const childProcess = (): typeof import("node:child_process") => createRequire(im
 
 /**
  * A small companion process that outlives Core by design: Core tells it which provider process groups are running,
- * and when Core's end of the pipe closes (a crash, SIGKILL, a normal exit) it kills every group still registered.
+ * with their runs' process tags (process-tag.ts), and when Core's end of the pipe closes (a crash, SIGKILL, a normal
+ * exit) it kills every group still registered and every process carrying one of their tags.
  * It runs in its own process group and session, so a Ctrl+C aimed at Core's terminal does not reach it first.
+ *
+ * Line protocol on the companion's stdin: `+<pgid>` or `+<pgid> <tag>` watches a group (and the tag), `-<pgid>`
+ * forgets it (and its tag).
  */
 export class ProcessGroupWatchdog {
-  readonly #groups = new Set<number>();
+  /** Watched groups, each with its run's tag ("" when it has none, as a script run). */
+  readonly #groups = new Map<number, string>();
   #child: ChildProcess | undefined;
   #closed = false;
 
-  /** Starts watching `pgid`; the companion is started on first use and again if it died. */
-  watch(pgid: number): void {
+  /** Starts watching `pgid`, and `processTag` when given; the companion is started on first use and again if it died. */
+  watch(pgid: number, processTag?: string): void {
     if (this.#closed) return;
-    this.#groups.add(pgid);
-    this.#send(`+${pgid}`);
+    const tag = processTag !== undefined && isProcessTag(processTag) ? processTag : "";
+    this.#groups.set(pgid, tag);
+    this.#send(watchLine(pgid, tag));
   }
 
   release(pgid: number): void {
@@ -68,9 +75,13 @@ export class ProcessGroupWatchdog {
       if (this.#closed || this.#groups.size === 0) return;
       log("warn", "the process watchdog exited; starting it again");
       const restarted = this.#start();
-      for (const group of this.#groups) restarted?.stdin?.write(`+${group}\n`);
+      for (const [group, tag] of this.#groups) restarted?.stdin?.write(`${watchLine(group, tag)}\n`);
     });
     this.#child = child;
     return child;
   }
+}
+
+function watchLine(pgid: number, tag: string): string {
+  return tag === "" ? `+${pgid}` : `+${pgid} ${tag}`;
 }

@@ -1,19 +1,26 @@
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readProcessStat } from "../process-stat.js";
-import { runProviderProcess, type ProviderProcessOptions } from "./provider-process.js";
+import { readProcessEntry } from "@pedelec/script-runtime/process-table";
+import { isProcessTag, PROCESS_TAG_VARIABLE } from "../process-tag.js";
+import { isGone, pidFromFile, TestProcesses, waitUntil } from "../testing/test-processes.js";
+import { newProcessTag, runProviderProcess, type ProviderProcessOptions } from "./provider-process.js";
 
 const node = process.execPath;
 const baseEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
+const hasProc = existsSync("/proc/self/environ");
+
 let workspace: string;
+const started = new TestProcesses();
 beforeEach(async () => {
   workspace = await mkdtemp(path.join(tmpdir(), "pedelec-process-"));
 });
 afterEach(async () => {
+  await started.endAll();
   await rm(workspace, { recursive: true, force: true });
 });
 
@@ -34,24 +41,14 @@ function run(script: string, overrides: Partial<ProviderProcessOptions> = {}) {
   return { result, lines, dropped };
 }
 
-/** Gone, or a zombie nobody reaps yet: either way it runs no more. */
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  const stat = readProcessStat(pid);
-  return stat === null || stat.state === "Z";
+/** The pid `/bin/sh` wrote into `name` in the workspace, remembered so the test ends it whatever happens. */
+async function announcedPid(name: string): Promise<number> {
+  return started.add(await pidFromFile(path.join(workspace, name)));
 }
 
-async function waitFor(condition: () => boolean, deadlineMs: number): Promise<boolean> {
-  const deadline = Date.now() + deadlineMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return condition();
+/** A shell command that starts `command` in a session and process group of its own and writes its pid to `pidFile`. */
+function inOwnSession(pidFile: string, command = "exec sleep 300"): string {
+  return `setsid /bin/sh -c 'echo $$ > ${pidFile}; ${command}'`;
 }
 
 describe("runProviderProcess", () => {
@@ -62,11 +59,18 @@ describe("runProviderProcess", () => {
       process.stdin.on("end", () => {
         process.stdout.write("cwd=" + process.cwd() + "\\r\\n");
         process.stdout.write("prompt=" + input + "\\n");
-        process.stdout.write("env=" + Object.keys(process.env).filter((key) => key.startsWith("PEDELEC") || key === "HOME").join(",") + "\\n");
+        process.stdout.write("env=" + Object.keys(process.env).filter((key) => key.startsWith("PEDELEC") || key === "HOME").sort().join(",") + "\\n");
+        process.stdout.write("tag=" + process.env.PEDELEC_PROCESS_TAG + "\\n");
         process.stderr.write("warning\\n");
         process.exit(3);
       });`;
-    const { result, lines } = run(script, { stdin: "hello\u00e9", env: { ...baseEnv, PEDELEC_THREAD_ID: "t-1" } });
+    const tags: string[] = [];
+    const { result, lines } = run(script, {
+      stdin: "hello\u00e9",
+      // A tag given by the caller is replaced by the run's own.
+      env: { ...baseEnv, PEDELEC_THREAD_ID: "t-1", [PROCESS_TAG_VARIABLE]: "0".repeat(32) },
+      onSpawned: (_pid, tag) => tags.push(tag),
+    });
     expect(await result).toEqual({
       exitCode: 3,
       signal: null,
@@ -76,7 +80,15 @@ describe("runProviderProcess", () => {
       droppedLineCount: 0,
     });
     const { realpath } = await import("node:fs/promises");
-    expect(lines).toEqual([`cwd=${await realpath(workspace)}`, "prompt=hello\u00e9", "env=PEDELEC_THREAD_ID"]);
+    expect(tags).toHaveLength(1);
+    expect(isProcessTag(tags[0]!)).toBe(true);
+    expect(tags[0]).not.toBe("0".repeat(32));
+    expect(lines).toEqual([
+      `cwd=${await realpath(workspace)}`,
+      "prompt=hello\u00e9",
+      "env=PEDELEC_PROCESS_TAG,PEDELEC_THREAD_ID",
+      `tag=${tags[0]}`,
+    ]);
   });
 
   it("caps stderr at 64 KiB and says so", async () => {
@@ -132,13 +144,13 @@ describe("runProviderProcess", () => {
         announce(Number(line));
       },
     });
-    const sleepPid = await grandchild;
+    const sleepPid = started.add(await grandchild);
     expect(Number.isInteger(sleepPid) && sleepPid > 0).toBe(true);
     expect(isGone(sleepPid)).toBe(false);
     controller.abort();
     const settled = await result;
     expect(settled.signal).toBe("SIGTERM");
-    expect(await waitFor(() => isGone(sleepPid), 3_000)).toBe(true);
+    expect(await waitUntil(() => isGone(sleepPid), 3_000)).toBe(true);
   });
 
   it("escalates to SIGKILL when the group ignores SIGTERM", async () => {
@@ -180,12 +192,17 @@ describe("runProviderProcess", () => {
     expect(lines).toEqual([]);
   });
 
-  it("stops reading when a background grandchild keeps stdout open after the leader exited", async () => {
+  it("stops reading when an untagged background grandchild keeps stdout open after the leader exited", async () => {
+    // The grandchild dropped the tag from its environment, so only the drain grace bounds the run.
     const lines: string[] = [];
     const startedAt = Date.now();
     const settled = await runProviderProcess({
       executablePath: "/bin/sh",
-      args: ["-c", "echo leader-done; (trap '' TERM; exec sleep 5) & echo $! > grandchild.pid; exit 0"],
+      args: [
+        "-c",
+        `echo leader-done; env -u ${PROCESS_TAG_VARIABLE} /bin/sh -c 'echo $$ > grandchild.pid; exec sleep 300' &
+        while [ ! -s grandchild.pid ]; do sleep 0.02; done; exit 0`,
+      ],
       cwd: workspace,
       env: baseEnv,
       stdin: "",
@@ -196,7 +213,121 @@ describe("runProviderProcess", () => {
     expect(settled.exitCode).toBe(0);
     expect(lines).toEqual(["leader-done"]);
     expect(Date.now() - startedAt).toBeLessThan(3_000);
-    const pid = Number(readFileSync(path.join(workspace, "grandchild.pid"), "utf8"));
-    process.kill(pid, "SIGKILL");
+    const pid = await announcedPid("grandchild.pid");
+    expect(isGone(pid)).toBe(false);
+  });
+
+  it.skipIf(!hasProc)("on cancel ends a grandchild in a session of its own that ignores SIGTERM", async () => {
+    const controller = new AbortController();
+    let leader = 0;
+    const result = runProviderProcess({
+      executablePath: "/bin/sh",
+      args: ["-c", `${inOwnSession("grandchild.pid", `trap "" TERM; exec sleep 300`)} & wait`],
+      cwd: workspace,
+      env: baseEnv,
+      stdin: "",
+      signal: controller.signal,
+      killGraceMs: 300,
+      onStdoutLine: () => {},
+      onSpawned: (pid) => (leader = started.add(pid)),
+    });
+    const grandchild = await announcedPid("grandchild.pid");
+    // It left the CLI's process group (and session): signalling the group does not reach it.
+    expect(await waitUntil(() => readProcessEntry(grandchild)?.command === "sleep", 5_000)).toBe(true);
+    expect(readProcessEntry(grandchild)?.pgrp).toBe(grandchild);
+    expect(leader).toBeGreaterThan(1);
+    controller.abort();
+    const settled = await result;
+    expect(settled.signal).toBe("SIGTERM");
+    // Settled only once nothing tagged is left.
+    expect(isGone(grandchild)).toBe(true);
+    expect(isGone(leader)).toBe(true);
+  });
+
+  it.skipIf(!hasProc)("ends a background grandchild in its own session left by a CLI that exited 0, without waiting out the drain grace", async () => {
+    // The CLI is node, starting its tool detached (setsid), as Claude Code and OpenCode do; the tool holds stdout.
+    const script = `
+      const { spawn } = require("node:child_process");
+      const tool = spawn("/bin/sh", ["-c", "echo $$ > grandchild.pid; exec sleep 300"], { detached: true, stdio: ["ignore", "inherit", "inherit"] });
+      tool.unref();
+      console.log("answer");
+      setTimeout(() => process.exit(0), 100);`;
+    const startedAt = Date.now();
+    const { result, lines } = run(script, { drainGraceMs: 5_000 });
+    const settled = await result;
+    const elapsed = Date.now() - startedAt;
+    const grandchild = await announcedPid("grandchild.pid");
+    expect(settled.exitCode).toBe(0);
+    expect(lines).toEqual(["answer"]);
+    expect(isGone(grandchild)).toBe(true);
+    expect(elapsed).toBeLessThan(4_000);
+  });
+
+  it.skipIf(!hasProc)("ends the tool of a CLI that crashed (killed by SIGKILL) and orphaned it", async () => {
+    const settled = await runProviderProcess({
+      executablePath: "/bin/sh",
+      args: ["-c", `${inOwnSession("grandchild.pid")} & while [ ! -s grandchild.pid ]; do sleep 0.02; done; kill -KILL $$`],
+      cwd: workspace,
+      env: baseEnv,
+      stdin: "",
+      signal: new AbortController().signal,
+      onStdoutLine: () => {},
+    });
+    const grandchild = await announcedPid("grandchild.pid");
+    expect(settled.signal).toBe("SIGKILL");
+    expect(isGone(grandchild)).toBe(true);
+  });
+
+  it.skipIf(!hasProc)("ends a stdout-holding grandchild that ignores SIGTERM within the kill grace, the drain grace bounding the reading", async () => {
+    const startedAt = Date.now();
+    const settled = await runProviderProcess({
+      executablePath: "/bin/sh",
+      args: ["-c", `echo done; ${inOwnSession("grandchild.pid", `trap "" TERM; exec sleep 300`)} & sleep 0.2; exit 0`],
+      cwd: workspace,
+      env: baseEnv,
+      stdin: "",
+      signal: new AbortController().signal,
+      drainGraceMs: 300,
+      killGraceMs: 1_000,
+      onStdoutLine: () => {},
+    });
+    const elapsed = Date.now() - startedAt;
+    const grandchild = await announcedPid("grandchild.pid");
+    expect(settled.exitCode).toBe(0);
+    expect(isGone(grandchild)).toBe(true);
+    expect(elapsed).toBeGreaterThanOrEqual(1_000);
+    expect(elapsed).toBeLessThan(4_000);
+  });
+
+  it.skipIf(!hasProc)("spares processes with the same variable set to another value, or the tag under another name", async () => {
+    const bystander = spawn("sleep", ["300"], {
+      env: { ...baseEnv, [PROCESS_TAG_VARIABLE]: newProcessTag() },
+      detached: true,
+      stdio: "ignore",
+    });
+    bystander.unref();
+    started.add(bystander.pid!);
+    const settled = await runProviderProcess({
+      executablePath: "/bin/sh",
+      args: [
+        "-c",
+        [
+          `${PROCESS_TAG_VARIABLE}="\${${PROCESS_TAG_VARIABLE}}0" ${inOwnSession("longer.pid")} &`,
+          `env -u ${PROCESS_TAG_VARIABLE} OTHER_${PROCESS_TAG_VARIABLE}="$${PROCESS_TAG_VARIABLE}" ${inOwnSession("renamed.pid")} &`,
+          `${inOwnSession("tagged.pid")} &`,
+          "while [ ! -s longer.pid ] || [ ! -s renamed.pid ] || [ ! -s tagged.pid ]; do sleep 0.05; done; exit 0",
+        ].join("\n"),
+      ],
+      cwd: workspace,
+      env: baseEnv,
+      stdin: "",
+      signal: new AbortController().signal,
+      drainGraceMs: 300,
+      onStdoutLine: () => {},
+    });
+    expect(settled.exitCode).toBe(0);
+    const [longer, renamed, tagged] = await Promise.all(["longer.pid", "renamed.pid", "tagged.pid"].map(announcedPid));
+    expect(isGone(tagged!)).toBe(true);
+    for (const pid of [longer!, renamed!, bystander.pid!]) expect(isGone(pid)).toBe(false);
   });
 });

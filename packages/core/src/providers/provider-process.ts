@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { log } from "../logger.js";
 import { signalGroup } from "../process-group.js";
+import { endTaggedProcesses, PROCESS_TAG_VARIABLE, type TaggedProcessesEnded } from "../process-tag.js";
 import { LineSplitter } from "./line-splitter.js";
 
 /** One stream line carries a whole message, so long answers need room; Core's frame limit is the useful ceiling. */
@@ -13,24 +16,31 @@ export interface ProviderProcessOptions {
   args: readonly string[];
   /** Working directory of the child (the session workspace). */
   cwd: string;
-  /** The child's complete environment; nothing from Core's own environment is added. */
+  /**
+   * The child's environment; nothing from Core's own environment is added. The run's tag is added as
+   * `PROCESS_TAG_VARIABLE` (a value given there is replaced).
+   */
   env: Record<string, string>;
   /** Written to stdin, which is then closed. */
   stdin: string;
-  /** Aborting kills the child's whole process group. */
+  /** Aborting kills the child's whole process group, and then every process carrying the run's tag. */
   signal: AbortSignal;
   onStdoutLine: (line: string) => void;
-  /** The child started and leads process group `pid`. */
-  onSpawned?: (pid: number) => void;
+  /** The child started and leads process group `pid`; it and everything it starts carry `processTag`. */
+  onSpawned?: (pid: number, processTag: string) => void;
   /** A stdout line longer than `maxLineBytes` was dropped. */
   onStdoutLineDropped?: (byteLength: number) => void;
   maxLineBytes?: number;
   maxStderrBytes?: number;
-  /** Time between SIGTERM and SIGKILL of the process group after an abort. */
+  /**
+   * Time between SIGTERM and SIGKILL of the process group after an abort, and of the tagged processes left once the
+   * child exited.
+   */
   killGraceMs?: number;
   /**
-   * How long to keep reading after the child exited while its pipes stay open (a background grandchild
-   * holding them). Past it Core stops reading; the grandchild is left alone, only our pipe ends close.
+   * How long to keep reading after the child exited while its pipes stay open (a background grandchild holding
+   * them). Past it Core stops reading and only our pipe ends close; the grandchild, being tagged, is ended anyway
+   * where /proc exists.
    */
   drainGraceMs?: number;
 }
@@ -47,12 +57,22 @@ export interface ProviderProcessResult {
   droppedLineCount: number;
 }
 
+/** A fresh tag for one run: 128 random bits as hex (the shape `isProcessTag` accepts). */
+export function newProcessTag(): string {
+  return randomBytes(16).toString("hex");
+}
+
 /**
- * Runs a provider CLI as the leader of its own process group, so a cancel reaches every process it started.
- * Settles (never rejects) once the child exited and its stdout and stderr are drained.
+ * Runs a provider CLI as the leader of its own process group, so a cancel reaches every process it started, with a
+ * fresh tag in its environment (`PROCESS_TAG_VARIABLE`), so that the processes it starts in a session and group of
+ * their own (setsid) are found too. Settles (never rejects) once the child exited, its stdout and stderr are drained,
+ * and, where /proc exists, no process carrying the tag is left, however the run ended: cancelled, or the CLI exited
+ * or crashed. Without /proc only the group of a cancelled run is killed.
  */
 export async function runProviderProcess(options: ProviderProcessOptions): Promise<ProviderProcessResult> {
   let leader: number | undefined;
+  const tag = newProcessTag();
+  let sweep: Promise<TaggedProcessesEnded> | undefined;
   const result = await new Promise<ProviderProcessResult>((resolve) => {
     const maxStderrBytes = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
     const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
@@ -86,7 +106,7 @@ export async function runProviderProcess(options: ProviderProcessOptions): Promi
     try {
       child = spawn(options.executablePath, [...options.args], {
         cwd: options.cwd,
-        env: { ...options.env },
+        env: { ...options.env, [PROCESS_TAG_VARIABLE]: tag },
         detached: true,
         stdio: ["pipe", "pipe", "pipe"],
       });
@@ -96,7 +116,7 @@ export async function runProviderProcess(options: ProviderProcessOptions): Promi
       return;
     }
     leader = child.pid;
-    if (child.pid !== undefined) options.onSpawned?.(child.pid);
+    if (child.pid !== undefined) options.onSpawned?.(child.pid, tag);
 
     const splitter = new LineSplitter({
       maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
@@ -129,6 +149,9 @@ export async function runProviderProcess(options: ProviderProcessOptions): Promi
       if (child.pid === undefined) finish({ exitCode: null, signal: null, spawnError: describeSpawnError(error) });
     });
     child.on("exit", () => {
+      // Whatever still carries the tag outlived the CLI: a background command, a tool in its own session. Ending it
+      // now also closes the pipes it may hold, so the run need not sit out the drain grace.
+      sweep = endTaggedProcesses(tag, { graceMs: killGraceMs });
       timers.push(
         setTimeout(() => {
           child.stdout?.destroy();
@@ -152,7 +175,16 @@ export async function runProviderProcess(options: ProviderProcessOptions): Promi
   });
   // A cancelled run is over only when nothing of its group is left: whatever outlived SIGTERM goes now.
   if (options.signal.aborted && leader !== undefined) await killGroupAndWait(leader);
+  if (sweep !== undefined) reportSweep(await sweep);
   return result;
+}
+
+function reportSweep(ended: TaggedProcessesEnded): void {
+  if (ended.left.length > 0) {
+    log("warn", "processes of a provider run would not end", { pids: ended.left });
+  } else if (ended.signalled.length > 0) {
+    log("info", "stopped processes a provider run left behind", { pids: ended.signalled });
+  }
 }
 
 const GROUP_GONE_TIMEOUT_MS = 2_000;
