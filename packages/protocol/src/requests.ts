@@ -17,6 +17,7 @@ import { pendingToolCallSchema } from "./session-events.js";
 import { assetRequestSchemas } from "./assets.js";
 import { runIdSchema, scriptRunResultSchema, scriptRunSpecShape, withOneEntry } from "./script-run.js";
 import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
+import { tokenUsageSchema } from "./token-usage.js";
 import { coreLifecycleRequestSchemas } from "./core-lifecycle-requests.js";
 
 /** Largest user message accepted by sendText (characters). */
@@ -59,6 +60,11 @@ export const sessionInfoSchema = z.object({
    * without `afterSeq`) claims and runs them.
    */
   pendingToolCalls: z.array(pendingToolCallSchema),
+  /**
+   * The tokens the session used so far, over all its turns (the `sessionUsage` of its newest `usage-updated` event), so
+   * a page that resumes shows it at once. `{}` before any report; absent from a Core older than usage reporting.
+   */
+  usage: tokenUsageSchema.optional(),
 });
 export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { boundedJsonValueSchema } from "./bounded-json-schema.js";
 import { sessionStatusSchema, turnIdSchema, turnKindSchema, toolRequestIdSchema, sessionIdSchema } from "./domain.js";
+import { tokenUsageSchema } from "./token-usage.js";
 import { wireErrorSchema } from "./wire-error.js";
 
 /** Normalized provider activity: what the agent is doing besides talking. */
@@ -45,6 +46,18 @@ export const sessionEndReasonSchema = z.enum(["requested", "disconnected", "expi
 export type SessionEndReason = z.infer<typeof sessionEndReasonSchema>;
 
 /**
+ * The tokens used changed: `usage` is the turn's so far (each update replaces the turn's previous one), `sessionUsage`
+ * the session's running total over all its turns, also those before a Core restart. Neither ever goes down. Core joins
+ * updates that follow each other within a display frame, so a provider that reports with every token sends a few.
+ */
+const usageUpdatedSchema = z.object({
+  type: z.literal("usage-updated"),
+  turnId: turnIdSchema,
+  usage: tokenUsageSchema,
+  sessionUsage: tokenUsageSchema,
+});
+
+/**
  * Every event a session emits, one vocabulary (noun, then verb). Core stamps each with the session's `seq`.
  */
 export const sessionEventSchema = z.discriminatedUnion("type", [
@@ -53,6 +66,7 @@ export const sessionEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("chat-delta"), turnId: turnIdSchema, messageId: z.string(), delta: z.string() }),
   z.object({ type: z.literal("chat-completed"), turnId: turnIdSchema, messageId: z.string(), text: z.string() }),
   z.object({ type: z.literal("activity-updated"), turnId: turnIdSchema, activity: activitySchema }),
+  usageUpdatedSchema,
   toolCallRequestedSchema,
   z.object({
     type: z.literal("tool-call-settled"),

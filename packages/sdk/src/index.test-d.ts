@@ -25,6 +25,7 @@ import {
   type SessionEndReason,
   type SessionStatus,
   type StandardSchemaToolDefinition,
+  type TokenUsage,
   type ToolArgsMap,
   type ToolArgsOf,
   type ToolDefinition,
@@ -116,6 +117,27 @@ describe("PedelecSession", () => {
     session.onError((error) => expectTypeOf(error).toEqualTypeOf<PedelecError>());
     session.onEnded((context) => expectTypeOf(context.source).toEqualTypeOf<"core" | "sdk">());
     session.onTool("anything", () => null); // a resumed session knows no names unless told
+  });
+
+  it("types the token usage: read-only counts, each optional", async () => {
+    const session = await pedelec.resumeSession("session-0001");
+    expectTypeOf(session.usage).toEqualTypeOf<TokenUsage>();
+    expectTypeOf<TokenUsage>().toEqualTypeOf<{
+      readonly inputTokens?: number;
+      readonly outputTokens?: number;
+      readonly cachedInputTokens?: number;
+      readonly totalTokens?: number;
+    }>();
+    const stop = session.onUsage((usage, context) => {
+      expectTypeOf(usage).toEqualTypeOf<TokenUsage>();
+      expectTypeOf(context.turnUsage).toEqualTypeOf<TokenUsage | undefined>();
+      expectTypeOf(context.seq).toEqualTypeOf<number | undefined>();
+    });
+    expectTypeOf(stop).toEqualTypeOf<() => void>();
+    // @ts-expect-error -- the total is Core's to change
+    session.usage = {};
+    // @ts-expect-error -- and so are its counts
+    session.usage.totalTokens = 1;
   });
 });
 

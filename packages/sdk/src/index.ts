@@ -44,6 +44,7 @@ export type {
   SessionSkills,
   SessionStatus,
   StandardSchemaToolDefinition,
+  TokenUsage,
   ToolArgsFor,
   ToolArgsMap,
   ToolArgsOf,

@@ -2,6 +2,7 @@ import type { EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedele
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { Activity, PendingToolCall, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { highestUsage, TOKEN_USAGE_FIELDS } from "@pedelec/protocol/session-usage";
 import { abortError, checkSignal } from "./abort.js";
 import type { Bridge } from "./bridge.js";
 import { ListenerSet, reportCallbackError } from "./listener-set.js";
@@ -24,6 +25,7 @@ import type {
   PedelecRunOptions,
   PedelecWorkspace,
   SendTextOptions,
+  TokenUsage,
   ToolArgsFor,
   ToolHandler,
 } from "./types.js";
@@ -69,7 +71,10 @@ interface OwnTurn {
   readonly reject: (error: PedelecError) => void;
 }
 
-type ContextExtras = Pick<PedelecEventContext, "turnId" | "toolRequestId" | "messageId" | "endReason">;
+type ContextExtras = Pick<PedelecEventContext, "turnId" | "toolRequestId" | "messageId" | "endReason" | "turnUsage">;
+
+/** The usage of a session before any report. */
+const NO_USAGE: TokenUsage = Object.freeze({});
 
 /** Ways a turn stops on purpose; they end the turn's promise but are not error events. */
 const INTENDED_STOPS: ReadonlySet<string> = new Set(["TURN_CANCELLED", "SESSION_ENDED"]);
@@ -138,11 +143,14 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   #endedBy: "core" | "sdk" | undefined;
   #endContext: PedelecEventContext | undefined;
   #endRequest: Promise<void> | undefined;
+  /** The session's total as Core last reported it (frozen; replaced, never changed, so it can be compared by identity). */
+  #usage: TokenUsage = NO_USAGE;
 
   readonly #chatDeltaListeners = new ListenerSet<[string, PedelecEventContext]>();
   readonly #chatListeners = new ListenerSet<[ChatMessage, PedelecEventContext]>();
   readonly #statusListeners = new ListenerSet<[SessionStatus, PedelecEventContext]>();
   readonly #activityListeners = new ListenerSet<[Activity, PedelecEventContext]>();
+  readonly #usageListeners = new ListenerSet<[TokenUsage, PedelecEventContext]>();
   readonly #errorListeners = new ListenerSet<[PedelecError, PedelecEventContext]>();
   readonly #endedListeners = new ListenerSet<[PedelecEventContext]>();
 
@@ -175,6 +183,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     });
     this.#generation = init.generation;
     this.#status = info.status;
+    this.#usage = raisedUsage(NO_USAGE, info.usage);
     // A stale afterSeq (newer than anything Core has) would hide every event to come.
     this.#lastSeq = init.afterSeq === undefined ? info.lastSeq : Math.min(init.afterSeq, info.lastSeq);
     this.#replayThrough = info.lastSeq;
@@ -217,6 +226,21 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   /** The session's current status as Core last reported it: `idle | running | waiting_tool_result | ended | error`. */
   getStatus(): SessionStatus {
     return this.#status;
+  }
+
+  /**
+   * The tokens the session used so far, over all its turns (prepare turns too, and those before a reload or a Desktop
+   * restart): Core's running total, `{}` before any report. A field is present once the provider reported that count.
+   * It never goes down; `onUsage` tells when it changes. The object is replaced on each change, never modified.
+   *
+   * @example
+   * ```ts
+   * const session = await pedelec.resumeSession(savedSessionId);
+   * counter.textContent = `${session.usage.totalTokens ?? 0} tokens so far`;
+   * ```
+   */
+  get usage(): TokenUsage {
+    return this.#usage;
   }
 
   /**
@@ -449,6 +473,25 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   }
 
   /**
+   * The tokens used, called when the session's total changes: `usage` is the new total (what `session.usage` is now),
+   * `context.turnUsage` the turn's own usage so far and `context.turnId` / `context.turnKind` / `context.seq` say which
+   * turn and event it came with. A provider that reports with every token still calls it at most about once per display
+   * frame (the Desktop joins its reports). Events replayed on a resume do not call it again: the resumed handle's
+   * `usage` already holds their total. Providers that report no usage never call it.
+   *
+   * @example
+   * ```ts
+   * const stop = session.onUsage((usage, context) => {
+   *   turnLabel.textContent = `${context.turnUsage?.outputTokens ?? 0} tokens written`;
+   *   totalLabel.textContent = `${usage.totalTokens ?? 0} tokens in this session`;
+   * });
+   * ```
+   */
+  onUsage(listener: (usage: TokenUsage, context: PedelecEventContext) => void): () => void {
+    return this.#usageListeners.add(listener);
+  }
+
+  /**
    * Errors that belong to no pending call: errors Core reports, a failed turn (also one another tab started, or a
    * prepare turn), a lost extension connection (`EXTENSION_DISCONNECTED`), a tool call this page could not take or
    * answer (`SUBMIT_TOOL_RESULT_FAILED`, Core's reason in `details.cause`: e.g. `TOOL_TIMEOUT` for a result that came
@@ -648,6 +691,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       throw sessionEnded();
     }
     this.#setStatus(info.status, this.#coreContext());
+    // What the handle missed while it was away (its replay does not call onUsage again).
+    this.#setUsage(info.usage, this.#coreContext());
     this.#dispatchPending(info.pendingToolCalls);
   }
 
@@ -711,6 +756,11 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
         return;
       case "activity-updated":
         this.#activityListeners.emit(event.activity, context({ turnId: event.turnId }));
+        return;
+      case "usage-updated":
+        // The total in the answer is where the replayed updates lead; replaying them would only count up again.
+        if (replayed) return;
+        this.#setUsage(event.sessionUsage, context({ turnId: event.turnId, turnUsage: event.usage }));
         return;
       case "tool-call-requested": {
         // A replayed request is history unless the call still waited when Core answered.
@@ -836,6 +886,13 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     this.#statusListeners.emit(status, context);
   }
 
+  #setUsage(reported: TokenUsage | undefined, context: PedelecEventContext): void {
+    const usage = raisedUsage(this.#usage, reported);
+    if (usage === this.#usage) return;
+    this.#usage = usage;
+    this.#usageListeners.emit(usage, context);
+  }
+
   #noteTurn(turnId: string, kind: TurnKind): void {
     this.#turnKinds.delete(turnId);
     this.#turnKinds.set(turnId, kind);
@@ -873,8 +930,20 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     if (extras.toolRequestId !== undefined) context.toolRequestId = extras.toolRequestId;
     if (extras.messageId !== undefined) context.messageId = extras.messageId;
     if (extras.endReason !== undefined) context.endReason = extras.endReason;
+    if (extras.turnUsage !== undefined) context.turnUsage = Object.freeze({ ...extras.turnUsage });
     return context;
   }
+}
+
+/**
+ * `current` raised to `reported` field by field (the total never goes down, whatever order reports arrive in), as a new
+ * frozen object; `current` itself when nothing rose.
+ */
+function raisedUsage(current: TokenUsage, reported: TokenUsage | undefined): TokenUsage {
+  if (reported === undefined) return current;
+  const raised = highestUsage(current, reported);
+  const rose = TOKEN_USAGE_FIELDS.some((field) => raised[field] !== current[field]);
+  return rose ? Object.freeze(raised) : current;
 }
 
 function sessionEnded(cause?: PedelecError): PedelecError {

@@ -21,6 +21,7 @@ import type {
   SessionEventEnvelope,
   SessionEventOf,
 } from "@pedelec/protocol/session-events";
+import type { TokenUsage as ProtocolTokenUsage } from "@pedelec/protocol/token-usage";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type {
   ArgsSchemaNode as ProtocolArgsSchemaNode,
@@ -113,6 +114,26 @@ export interface Activity extends ProtocolActivity {
 }
 
 /**
+ * Tokens the agent used, as far as its provider reports them: a field is present only once the provider reported that
+ * count (not every provider reports every one). Counts never go down.
+ *
+ * @example
+ * ```ts
+ * const label = (usage: TokenUsage) => (usage.totalTokens === undefined ? "" : `${usage.totalTokens.toLocaleString()} tokens`);
+ * ```
+ */
+export interface TokenUsage extends ProtocolTokenUsage {
+  /** Tokens of the prompts the provider sent the model, cached ones included. */
+  readonly inputTokens?: ProtocolTokenUsage["inputTokens"];
+  /** Tokens the model wrote. */
+  readonly outputTokens?: ProtocolTokenUsage["outputTokens"];
+  /** The part of `inputTokens` the provider served from its prompt cache (usually billed lower). */
+  readonly cachedInputTokens?: ProtocolTokenUsage["cachedInputTokens"];
+  /** The provider's own total where it gives one, else input plus output. */
+  readonly totalTokens?: ProtocolTokenUsage["totalTokens"];
+}
+
+/**
  * A node of a tool's argument schema (string, number/integer, boolean, array, object, or oneOf).
  *
  * @example
@@ -184,7 +205,7 @@ export type ToolArgsSchema = ReadonlySchema<ObjectSchemaNode>;
  * ```
  */
 export interface ToolHandlerContext<TToolName extends string = string>
-  extends Omit<PedelecEventContext, "turnId" | "toolRequestId" | "messageId"> {
+  extends Omit<PedelecEventContext, "turnId" | "toolRequestId" | "messageId" | "turnUsage"> {
   /** The name of the tool the agent called. */
   readonly toolName: TToolName;
   /** Core's id of this call; unique within the session. */
@@ -594,6 +615,8 @@ export interface PedelecEventContext {
   seq?: SessionEventEnvelope["seq"];
   /** Why the session ended, on the `onEnded` context (absent when the SDK could not learn it, e.g. it was already over). */
   endReason?: SessionEndReason;
+  /** The turn's own usage so far, on the `onUsage` context (the callback's first argument is the session's total). */
+  turnUsage?: TokenUsage;
 }
 
 /**

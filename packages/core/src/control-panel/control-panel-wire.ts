@@ -12,7 +12,7 @@ import type { WireError } from "@pedelec/protocol/wire-error";
 
 /** A live session as the Sessions page lists it. */
 export const panelSessionSchema = sessionInfoSchema
-  .pick({ sessionId: true, provider: true, effortLevel: true, model: true, sessionCreatedAt: true, status: true, workspace: true, access: true })
+  .pick({ sessionId: true, provider: true, effortLevel: true, model: true, sessionCreatedAt: true, status: true, workspace: true, access: true, usage: true })
   .extend({ origin: z.string(), turnCount: z.number().int().min(0), turnRunning: z.boolean() });
 export type PanelSession = z.infer<typeof panelSessionSchema>;
 

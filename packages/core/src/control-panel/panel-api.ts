@@ -71,6 +71,7 @@ export function createPanelApi(context: PanelApiContext): PanelApiHandler {
             status: info.status,
             workspace: info.workspace,
             access: info.access,
+            usage: info.usage ?? {},
             origin,
             turnCount,
             turnRunning: info.activeTurn !== null,

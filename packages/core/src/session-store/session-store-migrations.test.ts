@@ -70,7 +70,7 @@ describe("session store migrations", () => {
     expect(SESSION_STORE_MIGRATIONS.map((migration) => migration.version)).toEqual(
       Array.from({ length: SESSION_STORE_SCHEMA_VERSION }, (_, index) => index + 1),
     );
-    expect(SESSION_STORE_SCHEMA_VERSION).toBe(2);
+    expect(SESSION_STORE_SCHEMA_VERSION).toBe(3);
   });
 
   it("brings a version 1 file up to date and keeps its sessions and events", () => {
@@ -93,6 +93,7 @@ describe("session store migrations", () => {
         providerSessionId: "conversation-1",
         status: "running",
         activeTurn: null,
+        usage: {},
         createdAt: "2025-01-01T00:00:00.000Z",
         lastActivityAt: "2025-01-01T00:01:00.000Z",
         endedAt: null,
@@ -103,10 +104,13 @@ describe("session store migrations", () => {
       // The columns version 2 added work.
       store.appendEvent(chatDelta("session-from-v1", 3), { activeTurn: { turnId: "turn-3", turnKind: "user" } });
       expect(store.get("session-from-v1")).toMatchObject({ lastSeq: 3, activeTurn: { turnId: "turn-3", turnKind: "user" } });
+      // And those version 3 added.
+      store.updateSession("session-from-v1", { usage: { inputTokens: 900, outputTokens: 12 } });
+      expect(store.get("session-from-v1")?.usage).toEqual({ inputTokens: 900, outputTokens: 12 });
     } finally {
       store.close();
     }
-    expect(schemaVersion()).toBe(2);
+    expect(schemaVersion()).toBe(3);
   });
 
   it("sets up an empty file, in WAL mode and marked as Pedelec's", async () => {
@@ -121,17 +125,17 @@ describe("session store migrations", () => {
 
   it("refuses a file written by a newer Pedelec and leaves it byte for byte as it was", async () => {
     withRawFile((database) => {
-      database.exec(`PRAGMA application_id = ${SESSION_STORE_APPLICATION_ID}; CREATE TABLE sessions (anything TEXT); PRAGMA user_version = 3;`);
+      database.exec(`PRAGMA application_id = ${SESSION_STORE_APPLICATION_ID}; CREATE TABLE sessions (anything TEXT); PRAGMA user_version = 4;`);
     });
     const before = await readFile(file);
     expect(() => SessionStore.open(file)).toThrow(
       expect.objectContaining({
         code: "SESSION_STORE_FAILED",
-        message: `session store ${file} was written by a newer Pedelec (schema version 3; this one knows up to 2); it was left as it is`,
+        message: `session store ${file} was written by a newer Pedelec (schema version 4; this one knows up to 3); it was left as it is`,
       }),
     );
     expect((await readFile(file)).equals(before)).toBe(true);
-    expect(schemaVersion()).toBe(3);
+    expect(schemaVersion()).toBe(4);
   });
 
   it("refuses a database that belongs to another program and leaves it alone", async () => {

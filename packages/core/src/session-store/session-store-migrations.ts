@@ -70,6 +70,19 @@ export const SESSION_STORE_MIGRATIONS: readonly SessionStoreMigration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    summary: "the tokens a session used",
+    apply(database) {
+      // One column per count, NULL while the provider never reported it.
+      database.exec(`
+        ALTER TABLE sessions ADD COLUMN usage_input_tokens INTEGER;
+        ALTER TABLE sessions ADD COLUMN usage_output_tokens INTEGER;
+        ALTER TABLE sessions ADD COLUMN usage_cached_input_tokens INTEGER;
+        ALTER TABLE sessions ADD COLUMN usage_total_tokens INTEGER;
+      `);
+    },
+  },
 ];
 
 /** The version a file is at once every step has run. */

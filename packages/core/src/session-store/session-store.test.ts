@@ -89,6 +89,8 @@ describe("SessionStore: sessions", () => {
       { executablePath: "/opt/codex/bin/codex", providerSessionId: null },
       { status: "running", activeTurn: { turnId: "turn-9", turnKind: "user" } },
       { activeTurn: null, status: "error" },
+      { usage: { inputTokens: 60_000, outputTokens: 2_000 } },
+      { usage: {} },
       { createdAt: "2025-01-01T00:00:00.000Z", lastActivityAt: "2025-01-02T00:00:00.000Z", lastSeq: 17 },
       { endedAt: "2025-01-03T00:00:00.000Z", endReason: "requested" },
     ];

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import type { AccessMode, EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { TokenUsage } from "@pedelec/protocol/token-usage";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import { SESSION_STORE_APPLICATION_ID, SESSION_STORE_MIGRATIONS, SESSION_STORE_SCHEMA_VERSION } from "./session-store-migrations.js";
 
@@ -31,6 +32,8 @@ export interface StoredSession {
   status: SessionStatus;
   /** The turn running when this was last written; null between turns. */
   activeTurn: { turnId: string; turnKind: TurnKind } | null;
+  /** The tokens the session used over all its turns, as its last usage update said; `{}` before any. */
+  usage: TokenUsage;
   /** ISO 8601, as `Date.prototype.toISOString` writes it (times are compared as text). */
   createdAt: string;
   lastActivityAt: string;
@@ -73,6 +76,12 @@ const FIELD_COLUMNS = {
   providerSessionId: (value) => ({ provider_session_id: value }),
   status: (value) => ({ status: value }),
   activeTurn: (value) => ({ active_turn_id: value?.turnId ?? null, active_turn_kind: value?.turnKind ?? null }),
+  usage: (value) => ({
+    usage_input_tokens: value.inputTokens ?? null,
+    usage_output_tokens: value.outputTokens ?? null,
+    usage_cached_input_tokens: value.cachedInputTokens ?? null,
+    usage_total_tokens: value.totalTokens ?? null,
+  }),
   createdAt: (value) => ({ created_at: value }),
   lastActivityAt: (value) => ({ last_activity_at: value }),
   endedAt: (value) => ({ ended_at: value }),
@@ -95,6 +104,11 @@ interface SessionRow {
   status: string;
   active_turn_id: string | null;
   active_turn_kind: string | null;
+  /** Null: the provider never reported that count. */
+  usage_input_tokens: number | null;
+  usage_output_tokens: number | null;
+  usage_cached_input_tokens: number | null;
+  usage_total_tokens: number | null;
   created_at: string;
   last_activity_at: string;
   ended_at: string | null;
@@ -150,12 +164,22 @@ function sessionOf(row: SessionRow): StoredSession {
       row.active_turn_id === null || row.active_turn_kind === null
         ? null
         : { turnId: row.active_turn_id, turnKind: row.active_turn_kind as TurnKind },
+    usage: usageOf(row),
     createdAt: row.created_at,
     lastActivityAt: row.last_activity_at,
     endedAt: row.ended_at,
     endReason: row.end_reason,
     lastSeq: row.last_seq,
   };
+}
+
+function usageOf(row: SessionRow): TokenUsage {
+  const usage: TokenUsage = {};
+  if (row.usage_input_tokens !== null) usage.inputTokens = row.usage_input_tokens;
+  if (row.usage_output_tokens !== null) usage.outputTokens = row.usage_output_tokens;
+  if (row.usage_cached_input_tokens !== null) usage.cachedInputTokens = row.usage_cached_input_tokens;
+  if (row.usage_total_tokens !== null) usage.totalTokens = row.usage_total_tokens;
+  return usage;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type PedelecSession,
   type SendTextOptions,
   type SessionStatus,
+  type TokenUsage,
 } from "../index.js";
 import {
   PedelecProvider,
@@ -48,6 +49,7 @@ describe("usePedelecSession", () => {
     expectTypeOf(result.status).toEqualTypeOf<PedelecSessionHookStatus>();
     expectTypeOf(result.messages).toEqualTypeOf<readonly SessionChatMessage[]>();
     expectTypeOf(result.activity).toEqualTypeOf<readonly Activity[]>();
+    expectTypeOf(result.usage).toEqualTypeOf<TokenUsage>();
     expectTypeOf(result.error).toEqualTypeOf<PedelecError | null>();
     expectTypeOf(result.send).toEqualTypeOf<(text: string, options?: SendTextOptions) => Promise<SendOutcome>>();
     expectTypeOf(result.cancel).toEqualTypeOf<() => Promise<void>>();

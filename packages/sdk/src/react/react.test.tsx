@@ -198,6 +198,28 @@ describe("messages, activity, status and error", () => {
     await expect(second).resolves.toEqual({ ok: true });
   });
 
+  it("shows the session's token usage, adding the turns up, and {} before any report", async () => {
+    const probe = newProbe();
+    renderChat(probe);
+    await untilIdle(probe);
+    expect(probe.result.usage).toEqual({});
+    const first = startSend(probe, "count");
+    const turn = await kit.agent.nextTurn();
+    turn.usage({ inputTokens: 1_000, outputTokens: 10 });
+    await waitFor(() => expect(probe.result.usage).toEqual({ inputTokens: 1_000, outputTokens: 10 }));
+    turn.usage({ inputTokens: 1_000, outputTokens: 25 });
+    turn.complete("Counted.");
+    await expect(first).resolves.toEqual({ ok: true });
+    await waitFor(() => expect(probe.result.usage).toEqual({ inputTokens: 1_000, outputTokens: 25 }));
+    const second = startSend(probe, "again");
+    const next = await kit.agent.nextTurn();
+    next.usage({ inputTokens: 300, outputTokens: 5 });
+    next.complete();
+    await expect(second).resolves.toEqual({ ok: true });
+    await waitFor(() => expect(probe.result.usage).toEqual({ inputTokens: 1_300, outputTokens: 30 }));
+    expect(probe.result.usage).toBe(probe.result.session?.usage);
+  });
+
   it("follows Core's status, shows a failed turn's error, and clears it with the next message", async () => {
     const probe = newProbe();
     renderChat(probe);

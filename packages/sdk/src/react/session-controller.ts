@@ -2,7 +2,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { Pedelec } from "../pedelec.js";
 import type { PedelecSession } from "../pedelec-session.js";
 import { randomId } from "../random-id.js";
-import type { Activity, CreateSessionOptions, SendTextOptions, ToolDefinition, ToolHandler, ToolHandlerContext } from "../types.js";
+import type { Activity, CreateSessionOptions, SendTextOptions, TokenUsage, ToolDefinition, ToolHandler, ToolHandlerContext } from "../types.js";
 import { withActivity, withCompleted, withDelta, without, withUserMessage } from "./chat-log.js";
 import type { PedelecSessionHookStatus, SendOutcome, SessionChatMessage, UsePedelecSessionOptions } from "./types.js";
 
@@ -12,6 +12,7 @@ export interface SessionState {
   readonly status: PedelecSessionHookStatus;
   readonly messages: readonly SessionChatMessage[];
   readonly activity: readonly Activity[];
+  readonly usage: TokenUsage;
   readonly error: PedelecError | null;
 }
 
@@ -21,6 +22,7 @@ export const INACTIVE_STATE: SessionState = Object.freeze({
   status: "inactive",
   messages: Object.freeze([]),
   activity: Object.freeze([]),
+  usage: Object.freeze({}),
   error: null,
 });
 
@@ -160,7 +162,7 @@ export class SessionController {
 
   #follow(attachment: Attachment, session: PedelecSession<string>): void {
     const update = (change: (state: SessionState) => SessionState): void => this.#update(attachment, change);
-    this.#update(attachment, (state) => ({ ...state, session, status: session.getStatus() }));
+    this.#update(attachment, (state) => ({ ...state, session, status: session.getStatus(), usage: session.usage }));
     attachment.unsubscribe.push(
       session.onStatus((status) => update((state) => ({ ...state, status }))),
       session.onChatDelta((delta, context) => {
@@ -174,6 +176,7 @@ export class SessionController {
         attachment.activityTurnId = context.turnId;
         update((state) => ({ ...state, activity: withActivity(fresh ? [] : state.activity, activity) }));
       }),
+      session.onUsage((usage) => update((state) => ({ ...state, usage }))),
       session.onError((error) => update((state) => ({ ...state, error }))),
       // Normally onStatus said so already; onEnded also covers an end registered after the fact.
       session.onEnded(() => update((state) => (state.status === "ended" ? state : { ...state, status: "ended" }))),

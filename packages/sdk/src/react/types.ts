@@ -1,6 +1,6 @@
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { PedelecSession } from "../pedelec-session.js";
-import type { Activity, CreateSessionOptions, SendTextOptions, SessionStatus, ToolDefinition } from "../types.js";
+import type { Activity, CreateSessionOptions, SendTextOptions, SessionStatus, TokenUsage, ToolDefinition } from "../types.js";
 
 /**
  * The status `usePedelecSession()` reports: the session's own status once it exists, and before that
@@ -113,6 +113,11 @@ export interface UsePedelecSessionResult<TToolName extends string = string, TToo
    * each first appeared; an update of an activity (same `id`) replaces it in place.
    */
   readonly activity: readonly Activity[];
+  /**
+   * The tokens the session used so far, over all its turns (`session.usage`): `{}` before the provider reported any,
+   * and while there is no session. It re-renders the component when it changes, at most about once per display frame.
+   */
+  readonly usage: TokenUsage;
   /**
    * The latest error: the session could not be created, a turn failed, the connection was lost, a tool result could
    * not be delivered. Cleared when `send()` sends the next message. Null when there is none.

@@ -17,11 +17,12 @@ const inactiveState = (): SessionState => INACTIVE_STATE;
  * ```tsx
  * function Chat() {
  *   const [draft, setDraft] = useState("");
- *   const { status, messages, activity, error, send, cancel } = usePedelecSession({ provider: "claude" });
+ *   const { status, messages, activity, usage, error, send, cancel } = usePedelecSession({ provider: "claude" });
  *   return (
  *     <>
  *       {messages.map((message) => <p key={message.id} className={message.role}>{message.text}</p>)}
  *       {activity.map((item) => <small key={item.id}>{item.title}</small>)}
+ *       <small>{usage.totalTokens ?? 0} tokens</small>
  *       {error && <p role="alert">{error.message}</p>}
  *       <input value={draft} onChange={(event) => setDraft(event.target.value)} />
  *       <button disabled={status !== "idle"} onClick={() => void send(draft)}>Send</button>
@@ -54,6 +55,7 @@ export function usePedelecSession<const TTools extends readonly ToolDefinition[]
     status: state.status,
     messages: state.messages,
     activity: state.activity,
+    usage: state.usage,
     error: state.error,
     send: controller.send,
     cancel: controller.cancel,

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { TokenUsage } from "@pedelec/protocol/token-usage";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome } from "@pedelec/core/providers/provider-adapter";
 import { Session } from "@pedelec/core/session";
@@ -18,6 +19,8 @@ type Step =
   | { delta: string }
   | { activity: string }
   | { message: string }
+  /** The provider's usage of the turn so far. */
+  | { usage: TokenUsage }
   /** The agent calls the tool; the page answers it, or (for the last step) stops the turn instead. */
   | { tool: "answered" | "timed-out" };
 
@@ -54,6 +57,19 @@ const scenarios: Scenario[] = [
   { name: "the page cancels while a tool call waits", steps: [{ delta: "Working" }, { tool: "answered" }], ending: "page-cancels-during-tool" },
   { name: "the page ends the session while a tool call waits", steps: [{ tool: "answered" }], ending: "page-ends-during-tool" },
   { name: "a prepare turn", kind: "prepare", streams: false, steps: [{ message: "Ready." }], ending: "complete" },
+  {
+    name: "a turn that reports its usage as it goes, once with a lower count",
+    steps: [
+      { usage: { inputTokens: 1_200, cachedInputTokens: 1_000 } },
+      { delta: "Hi" },
+      { usage: { inputTokens: 1_200, cachedInputTokens: 1_000, outputTokens: 5 } },
+      { usage: { inputTokens: 1_100, outputTokens: 3 } },
+      { activity: "Thinking" },
+      { usage: { inputTokens: 1_200, cachedInputTokens: 1_000, outputTokens: 9, totalTokens: 1_209 } },
+      { message: "Hi" },
+    ],
+    ending: "complete",
+  },
 ];
 
 /** What must match, event by event. */
@@ -73,6 +89,8 @@ function normalize(envelopes: readonly SessionEventEnvelope[]): string[] {
         return `chat-completed ${JSON.stringify(event.text)}`;
       case "activity-updated":
         return `activity-updated ${event.activity.title}`;
+      case "usage-updated":
+        return `usage-updated ${JSON.stringify(event.usage)} ${JSON.stringify(event.sessionUsage)}`;
       case "tool-call-requested":
         return `tool-call-requested ${event.toolName} ${JSON.stringify(event.args)}`;
       case "tool-call-settled":
@@ -122,6 +140,7 @@ async function runOnCore(scenario: Scenario): Promise<string[]> {
         if ("delta" in step) onEvent({ type: "text-delta", messageId: messageIdFor(scenario, index), delta: step.delta });
         else if ("activity" in step) onEvent({ type: "activity", activity: { id: `a${index}`, kind: "other", status: "completed", title: step.activity } });
         else if ("message" in step) onEvent({ type: "message-completed", messageId: messageIdFor(scenario, index), text: step.message });
+        else if ("usage" in step) onEvent({ type: "usage", usage: step.usage });
         else {
           toolStep = index;
           await session.callTool("add_note", JSON.stringify({ title: `call ${index}` }), request.signal).catch(() => undefined);
@@ -186,6 +205,7 @@ async function runOnKit(scenario: Scenario): Promise<string[]> {
       if ("delta" in step) turn.delta(step.delta);
       else if ("activity" in step) turn.activity({ id: `a${index}`, title: step.activity });
       else if ("message" in step) turn.message(step.message);
+      else if ("usage" in step) turn.usage(step.usage);
       else await turn.callTool("add_note", { title: `call ${index}` }).catch(() => undefined);
     }
     if (typeof scenario.ending === "object") turn.fail(scenario.ending.fail, "the agent failed");

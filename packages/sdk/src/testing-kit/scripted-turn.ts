@@ -1,7 +1,9 @@
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import { isErrorCode } from "@pedelec/protocol/error-codes";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { JsonValue, TurnKind } from "../types.js";
+import { summarizeIssues } from "@pedelec/protocol/issue-summary";
+import { tokenUsageSchema } from "@pedelec/protocol/token-usage";
+import type { JsonValue, TokenUsage, TurnKind } from "../types.js";
 import type {
   ScriptedActivity,
   ScriptedToolCallOptions,
@@ -16,6 +18,7 @@ export interface TurnDriver {
   delta(turn: KitTurn, text: string): void;
   message(turn: KitTurn, text: string | undefined): string | undefined;
   activity(turn: KitTurn, activity: ScriptedActivity): string;
+  usage(turn: KitTurn, usage: TokenUsage): void;
   callTool(turn: KitTurn, toolName: string, args: unknown, options: ScriptedToolCallOptions): Promise<JsonValue>;
   complete(turn: KitTurn, text: string | undefined): void;
   fail(turn: KitTurn, error: PedelecError): void;
@@ -88,6 +91,15 @@ export class KitTurn implements ScriptedTurn {
     const input = typeof activity === "string" ? { title: activity } : activity;
     if (typeof input?.title !== "string") throw new TypeError("turn.activity() takes a title string or an activity with a title");
     return this.#driver.activity(this, input);
+  }
+
+  usage(usage: TokenUsage): void {
+    // Checked here, where the script can see the mistake: a report that breaks the protocol never reaches the session.
+    const parsed = tokenUsageSchema.strict().safeParse(usage);
+    if (!parsed.success) {
+      throw new TypeError(`turn.usage() takes counts that are non-negative integers: ${summarizeIssues(parsed.error.issues).message}`);
+    }
+    this.#driver.usage(this, parsed.data);
   }
 
   callTool<TResult = JsonValue>(toolName: string, args: unknown = {}, options: ScriptedToolCallOptions = {}): Promise<TResult> {

@@ -7,6 +7,9 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { StartedTurnIds } from "@pedelec/protocol/started-turn-ids";
 import { SettledToolCalls } from "@pedelec/protocol/settled-tool-calls";
 import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
+import { reduceSessionUsage, sessionUsageState, sessionUsageTotal, type SessionUsageState } from "@pedelec/protocol/session-usage";
+import type { TokenUsage } from "@pedelec/protocol/token-usage";
+import { UsageUpdateJoiner } from "@pedelec/protocol/usage-update-joiner";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import {
   sessionEventEnvelopeSchema,
@@ -95,6 +98,20 @@ export class StandInSession implements TurnDriver {
     },
     later: (callback) => queueMicrotask(callback),
   });
+  /** The tokens used, kept as Core keeps them (session-usage.ts). */
+  #usage: SessionUsageState = sessionUsageState();
+  /** The session's total in the newest usage update sent: what Core's store holds, so all a killed desktop leaves. */
+  #sentUsage: TokenUsage = {};
+  /** Usage updates of one tick, joined as Core joins those of one display frame. */
+  readonly #usageUpdates = new UsageUpdateJoiner({
+    send: (update) => {
+      if (!this.#coreUp) return;
+      this.#deltas.flush();
+      this.#emitEnvelope({ type: "usage-updated", ...update });
+      this.#sentUsage = update.sessionUsage;
+    },
+    later: (callback) => queueMicrotask(callback),
+  });
   #cancelIdleWatch: (() => void) | undefined;
   /** Each tool's argument check, built on its first call. */
   readonly #argsCheckers = new Map<string, (args: unknown) => ArgsIssue[]>();
@@ -131,6 +148,7 @@ export class StandInSession implements TurnDriver {
       lastSeq: this.#seq,
       activeTurn: this.#active === undefined ? null : { turnId: this.#active.turnId, turnKind: this.#active.kind },
       pendingToolCalls: [...this.#pending.values()].map((pending) => ({ ...pending.call })),
+      usage: sessionUsageTotal(this.#usage),
     };
   }
 
@@ -257,6 +275,9 @@ export class StandInSession implements TurnDriver {
       return;
     }
     this.#coreUp = false;
+    // A killed Core takes with it what it had not sent; the next one starts from the stored total.
+    this.#usageUpdates.discard();
+    this.#usage = sessionUsageState(this.#sentUsage);
     if (turn === undefined) return;
     const error = new PedelecError("CORE_RUNTIME_UNAVAILABLE", "the connection to Pedelec Core closed");
     this.#interrupted = { turnId: turn.turnId, turnKind: turn.kind };
@@ -324,6 +345,14 @@ export class StandInSession implements TurnDriver {
     };
     this.#emit({ type: "activity-updated", turnId: turn.turnId, activity });
     return id;
+  }
+
+  usage(turn: KitTurn, usage: TokenUsage): void {
+    if (this.#active !== turn) return;
+    this.#armIdleWatch(turn);
+    const { state, update } = reduceSessionUsage(this.#usage, { type: "reported", turnId: turn.turnId, usage });
+    this.#usage = state;
+    if (update !== undefined) this.#usageUpdates.push(update);
   }
 
   complete(turn: KitTurn, text: string | undefined): void {
@@ -433,6 +462,7 @@ export class StandInSession implements TurnDriver {
       }
     } else {
       this.#deltas.discard();
+      this.#usageUpdates.discard();
     }
     turn.settle(end);
   }
@@ -514,8 +544,9 @@ export class StandInSession implements TurnDriver {
   }
 
   #emit(event: SessionEvent): void {
-    // Nothing may overtake a delta that is waiting to be joined.
+    // Nothing may overtake a delta or a usage update that is waiting to be joined.
     this.#deltas.flush();
+    this.#usageUpdates.flush();
     this.#emitEnvelope(event);
   }
 

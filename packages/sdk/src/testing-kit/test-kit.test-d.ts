@@ -27,6 +27,9 @@ describe("the testing kit's public types", () => {
       turn.fail("PROVIDER_CRASHED");
       // @ts-expect-error deltas are text
       turn.delta(42);
+      expectTypeOf(turn.usage({ inputTokens: 10, outputTokens: 2 })).toEqualTypeOf<void>();
+      // @ts-expect-error counts are numbers
+      turn.usage({ inputTokens: "10" });
     });
     expectTypeOf(kit.agent.nextTurn()).toEqualTypeOf<Promise<ScriptedTurn>>();
   });

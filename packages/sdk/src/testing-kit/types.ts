@@ -4,7 +4,7 @@ import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { Activity, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
-import type { EffortLevel, JsonValue, ProviderCode, SessionEndReason, TurnKind } from "../types.js";
+import type { EffortLevel, JsonValue, ProviderCode, SessionEndReason, TokenUsage, TurnKind } from "../types.js";
 
 /**
  * The slice of `chrome.runtime` the SDK uses (`connect()` and `lastError`), as the kit's stand-in provides it.
@@ -352,6 +352,24 @@ export interface ScriptedTurn {
   message(text?: string): string | undefined;
   /** Reports an activity (a string is a completed activity of kind `"other"`); returns its id. */
   activity(activity: string | ScriptedActivity): string;
+  /**
+   * Reports the tokens the turn used so far, as a provider does and the desktop takes it: cumulative within the turn,
+   * so each report replaces the turn's previous one (a count lower than before is ignored), while the session's total
+   * adds the turns up. The page gets both in a `usage-updated` event (`session.usage`, `onUsage`); reports of one tick
+   * are joined into one event, as the desktop joins those of a display frame. Throws a TypeError for a count that is
+   * not a non-negative integer, or a field `TokenUsage` does not have.
+   *
+   * @example
+   * ```ts
+   * kit.agent.onTurn((turn) => {
+   *   turn.usage({ inputTokens: 1_200, cachedInputTokens: 1_000 });
+   *   turn.delta("Done.");
+   *   turn.usage({ inputTokens: 1_200, cachedInputTokens: 1_000, outputTokens: 3, totalTokens: 1_203 });
+   *   turn.complete();
+   * });
+   * ```
+   */
+  usage(usage: TokenUsage): void;
   /**
    * Calls one of the page's tools and resolves with the page's result. Rejects with a PedelecError: `TOOL_NOT_FOUND`
    * (not declared), `TOOL_ARGS_INVALID` (the desktop's check, or the page's), the page's code (`TOOL_HANDLER_ERROR`,

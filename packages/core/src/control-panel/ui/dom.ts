@@ -18,6 +18,20 @@ export function replaceChildren(parent: Element, ...children: (Node | string)[])
   parent.replaceChildren(...children);
 }
 
+/** Token counts as one short text, e.g. "1,200 in (1,000 cached) · 80 out · 1,280 total"; "none" when nothing was reported. */
+export function tokenSummary(usage: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; totalTokens?: number }): string {
+  const count = (value: number): string => value.toLocaleString();
+  const parts: string[] = [];
+  if (usage.inputTokens !== undefined) {
+    parts.push(`${count(usage.inputTokens)} in${usage.cachedInputTokens === undefined ? "" : ` (${count(usage.cachedInputTokens)} cached)`}`);
+  } else if (usage.cachedInputTokens !== undefined) {
+    parts.push(`${count(usage.cachedInputTokens)} cached in`);
+  }
+  if (usage.outputTokens !== undefined) parts.push(`${count(usage.outputTokens)} out`);
+  if (usage.totalTokens !== undefined) parts.push(`${count(usage.totalTokens)} total`);
+  return parts.length === 0 ? "none" : parts.join(" · ");
+}
+
 /** A time as the user's locale shows it, or an empty string. */
 export function localTime(iso: string | null): string {
   if (iso === null) return "";

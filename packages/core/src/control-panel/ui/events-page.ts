@@ -1,5 +1,5 @@
 import type { PanelDroppedNotice, PanelEvent } from "../control-panel-wire.js";
-import { element, replaceChildren } from "./dom.js";
+import { element, replaceChildren, tokenSummary } from "./dom.js";
 import { openEventStream } from "./panel-client.js";
 
 /** Rows kept in the page; older ones go, so a long session never makes the page grow without end. */
@@ -82,6 +82,8 @@ function summary(event: PanelEvent["envelope"]["event"]): string {
       return event.status;
     case "activity-updated":
       return `${event.activity.kind} ${event.activity.status}: ${event.activity.title}`;
+    case "usage-updated":
+      return `turn ${tokenSummary(event.usage)}; session ${tokenSummary(event.sessionUsage)}`;
     case "tool-call-requested":
       return `${event.toolName} ${JSON.stringify(event.args)}`;
     case "tool-call-settled":

@@ -1,5 +1,5 @@
 import type { PanelSession } from "../control-panel-wire.js";
-import { element, localTime, replaceChildren } from "./dom.js";
+import { element, localTime, replaceChildren, tokenSummary } from "./dom.js";
 import { PanelRequestError, callPanel } from "./panel-client.js";
 
 const REFRESH_MS = 2_000;
@@ -11,7 +11,7 @@ export function mountSessionsPage(container: HTMLElement): () => void {
   const table = element(
     "table",
     { "data-role": "sessions" },
-    element("thead", {}, element("tr", {}, ...["Origin", "Provider", "Effort", "Model", "Workspace", "Status", "Turns", "Started", ""].map((title) => element("th", {}, title)))),
+    element("thead", {}, element("tr", {}, ...["Origin", "Provider", "Effort", "Model", "Workspace", "Status", "Turns", "Tokens", "Started", ""].map((title) => element("th", {}, title)))),
     body,
   );
   replaceChildren(container, element("h1", {}, "Sessions"), status, table);
@@ -41,6 +41,7 @@ export function mountSessionsPage(container: HTMLElement): () => void {
       element("td", { title: session.workspace.managed ? "managed by Pedelec" : "the page's folder" }, session.workspace.path),
       element("td", { "data-role": "status" }, session.status),
       element("td", { "data-role": "turns" }, String(session.turnCount)),
+      element("td", { "data-role": "tokens" }, tokenSummary(session.usage ?? {})),
       element("td", {}, localTime(session.sessionCreatedAt)),
       element("td", {}, cancel, " ", end),
     );
@@ -52,7 +53,7 @@ export function mountSessionsPage(container: HTMLElement): () => void {
       const sessions = await callPanel<PanelSession[]>("sessions");
       if (stopped) return;
       replaceChildren(body, ...sessions.map(row));
-      if (sessions.length === 0) body.append(element("tr", {}, element("td", { colspan: "9" }, "No live sessions.")));
+      if (sessions.length === 0) body.append(element("tr", {}, element("td", { colspan: "10" }, "No live sessions.")));
     } catch (error) {
       status.textContent = `Could not list sessions: ${String(error)}`;
     }

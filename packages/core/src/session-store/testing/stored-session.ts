@@ -30,6 +30,7 @@ export function storedSession(sessionId: string, overrides: Partial<StoredSessio
     providerSessionId: "conversation-7",
     status: "waiting_tool_result",
     activeTurn: { turnId: "turn-3", turnKind: "prepare" },
+    usage: { inputTokens: 48_210, outputTokens: 1_377, cachedInputTokens: 40_960, totalTokens: 49_587 },
     createdAt: "2025-03-01T10:00:00.000Z",
     lastActivityAt: "2025-03-01T10:05:00.000Z",
     endedAt: null,
