@@ -44,7 +44,10 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
     "Install the agent's CLI and sign in to it, then run `npx pedelec install` so that Pedelec finds it; `npx pedelec providers` checks the result.",
   PROVIDER_NOT_AUTHENTICATED: "Sign in to the agent's CLI in a terminal (the message names the command), then send your message again.",
   PROVIDER_FAILED: "Send your message again; if it fails the same way, start a session with another model or effort level.",
+  PROVIDER_OVERLOADED: "Wait a minute, then send your message again: the model's service is busy or rate-limited, not broken.",
   PROVIDER_OUTPUT_INVALID: "Send your message again; if it repeats, check the CLI's version with `npx pedelec providers` and report it.",
+  PROVIDER_TIMEOUT:
+    "Send your message again; if the model keeps not answering, check the agent's network or endpoint, or raise `modelResponseTimeoutSeconds` with `npx pedelec config set`.",
   EFFORT_PROFILE_INVALID:
     "Pick another effort level, or fix the profile with `npx pedelec config set effortProfiles.<provider>.<level> '<JSON array>'`.",
   MODEL_REQUIRED: "Choose a model, or set a default with `npx pedelec config set defaultModels.ollama <model>`.",

@@ -2,13 +2,26 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "./provider-adapter.js";
 import { runProviderProcess, type ProviderProcessResult } from "./provider-process.js";
 
+/**
+ * A parser's request to end the turn now: the stream showed a failure the CLI would only sit on (a refused key that
+ * it retries for minutes). The runner kills the CLI's process group and the turn fails with `error`, without asking
+ * the plan's `outcome`. Only the first request counts; a cancel that came first wins over it.
+ */
+export interface TurnStopRequest {
+  type: "turn-stop-requested";
+  error: PedelecError;
+}
+
+/** What a parser hands the runner for one line: events for Core, and perhaps a request to stop the turn. */
+export type CliStreamOutput = ProviderEvent | TurnStopRequest;
+
 /** Turns one CLI's stdout lines into normalized events, and says at the end what the stream showed. */
 export interface CliStreamParser<TSummary> {
-  feed(line: string): ProviderEvent[];
+  feed(line: string): CliStreamOutput[];
   /** A line longer than the line limit was dropped unread. */
-  lineDropped(byteLength: number): ProviderEvent[];
+  lineDropped(byteLength: number): CliStreamOutput[];
   /** The stream ended. */
-  finish(): ProviderEvent[];
+  finish(): CliStreamOutput[];
   summary(): TSummary;
 }
 
@@ -34,8 +47,9 @@ export interface CliRunOptions {
 
 /**
  * The run loop every CLI provider shares: spawns the CLI as a process-group leader in the workspace, feeds stdout
- * lines to the plan's parser, hands events on (a throwing listener fails the turn instead of the read loop), maps a
- * cancel to its reason and a spawn failure to PROVIDER_UNAVAILABLE, and lets the plan judge everything else.
+ * lines to the plan's parser, hands events on (a throwing listener fails the turn instead of the read loop), stops the
+ * CLI when the parser asks to (TurnStopRequest), maps a cancel to its reason, a stop to its error and a spawn failure
+ * to PROVIDER_UNAVAILABLE, and lets the plan judge everything else.
  */
 export async function runCliTurn<TSummary>(
   programName: string,
@@ -45,10 +59,20 @@ export async function runCliTurn<TSummary>(
   options: CliRunOptions = {},
 ): Promise<ProviderTurnOutcome> {
   let listenerError: unknown = null;
-  const deliver = (events: ProviderEvent[]): void => {
-    for (const event of events) {
+  // The process runs until the turn is cancelled or a parser asks it to stop, whichever comes first.
+  const stop = new AbortController();
+  let stopError: PedelecError | null = null;
+  const deliver = (outputs: CliStreamOutput[]): void => {
+    for (const output of outputs) {
+      if (output.type === "turn-stop-requested") {
+        if (stopError === null && !request.signal.aborted) {
+          stopError = output.error;
+          stop.abort(output.error);
+        }
+        continue;
+      }
       try {
-        onEvent(event);
+        onEvent(output);
       } catch (error) {
         listenerError ??= error;
       }
@@ -60,7 +84,7 @@ export async function runCliTurn<TSummary>(
     cwd: request.workspacePath,
     env: plan.env === undefined ? request.env : { ...request.env, ...plan.env },
     stdin: plan.stdin,
-    signal: request.signal,
+    signal: AbortSignal.any([request.signal, stop.signal]),
     onStdoutLine: (line) => deliver(plan.parser.feed(line)),
     onStdoutLineDropped: (byteLength) => deliver(plan.parser.lineDropped(byteLength)),
     ...(request.onProcessStarted === undefined ? {} : { onSpawned: request.onProcessStarted }),
@@ -72,6 +96,7 @@ export async function runCliTurn<TSummary>(
     const reason: unknown = request.signal.reason;
     return { ok: false, error: reason instanceof PedelecError ? reason : new PedelecError("TURN_CANCELLED", "The turn was cancelled") };
   }
+  if (stopError !== null) return { ok: false, error: stopError };
   if (listenerError !== null) {
     return { ok: false, error: PedelecError.from(listenerError, "PROVIDER_FAILED", "a provider event listener failed") };
   }

@@ -55,8 +55,11 @@ export interface ProviderTurnRequest {
   signal: AbortSignal;
   /** For a provider that calls an HTTP API itself (Pedelec's own agent): the endpoint, snapshotted at session creation. */
   endpoint?: { baseUrl: string; apiKey: string };
-  /** Told the pid of each process the turn starts (each leads its own process group), so Core can reap them later. */
-  onProcessStarted?: (pid: number) => void;
+  /**
+   * Told the pid of each process the turn starts (each leads its own process group) and the tag its environment
+   * carries (process-tag.ts), so Core can reap them, and what they started, later.
+   */
+  onProcessStarted?: (pid: number, processTag: string) => void;
 }
 
 /** Normalized provider output, before Core stamps turn ids and seq numbers. */
@@ -64,7 +67,15 @@ export type ProviderEvent =
   | { type: "provider-session-started"; providerSessionId: string }
   | { type: "text-delta"; messageId: string; delta: string }
   | { type: "message-completed"; messageId: string; text: string }
-  | { type: "activity"; activity: Activity }
+  | {
+      type: "activity";
+      activity: Activity;
+      /**
+       * A notice about the provider rather than the model's work (a retry of a failed request, a reconnect): shown to
+       * the page like any activity, but it is not the model's progress, so it does not hold off the response timeout.
+       */
+      notice?: boolean;
+    }
   /**
    * Tokens the turn has used so far, as the provider reported them: cumulative within the turn (each report replaces
    * the turn's previous one), so a provider that reports per request or per step adds them up in its parser.

@@ -1,4 +1,5 @@
-import { readFile, readdir } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -199,5 +200,30 @@ describe("claude adapter with the stand-in CLI", () => {
       },
     );
     expect(errorOf(outcome)).toMatchObject({ code: "PROVIDER_FAILED", message: "a provider event listener failed: listener broke" });
+  });
+});
+
+describe("claude adapter on a refused key", () => {
+  /**
+   * A `claude` that prints the first 2 lines of a recorded run on a refused key (its first retry of the 401), then
+   * waits as the real one does between its retries.
+   */
+  async function refusingCli(): Promise<string> {
+    const lines = readFileSync(new URL("./fixtures/refused-key-retry.jsonl", import.meta.url), "utf8").split("\n").slice(0, 2);
+    const script = path.join(standIn.root, "refusing-claude");
+    const body = `process.stdout.write(${JSON.stringify(`${lines.join("\n")}\n`)});\nsetInterval(() => {}, 1000);\n`;
+    await writeFile(script, `#!${process.execPath}\n${body}`, { mode: 0o755 });
+    return script;
+  }
+
+  it("stops the CLI at its first retry and fails the turn with PROVIDER_NOT_AUTHENTICATED", async () => {
+    const startedAt = Date.now();
+    const { outcome, events } = await turn({ prompt: "hello", executablePath: await refusingCli() });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    const error = errorOf(outcome);
+    expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");
+    expect(error.message).toMatch(/refused its credentials .*; run "claude login"|refused its credentials .*; run "claude auth login"/);
+    expect(error.message).not.toMatch(/127\.0\.0\.1/);
+    expect(events.some((event) => event.type === "provider-session-started")).toBe(true);
   });
 });

@@ -2,8 +2,11 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
+import { isCredentialRefusalStatus, isOverloadStatus, overloadedError } from "../model-service-status.js";
 import type { ProviderProcessResult } from "../provider-process.js";
+import { scrubProviderOutcome } from "../provider-text-scrubber.js";
 import { buildClaudeArgs, CLAUDE_OWNED_FLAGS } from "./claude-args.js";
+import { claudeNotAuthenticatedError } from "./claude-login-text.js";
 import type { ClaudeStreamSummary } from "./claude-stream-parser.js";
 
 export interface ClaudeAdapterOptions {
@@ -42,21 +45,40 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Provide
 /** Claude Code's answer to a `--resume` whose conversation it no longer has (another cwd, or deleted state). */
 const LOST_CONVERSATION = /No conversation found with session ID/i;
 
-/** Decides how a finished (not aborted) run ended, from the process result and what its output said. */
+/**
+ * How a failed request reads where no `api_error_status` came with it (older Claude Code versions):
+ * `API Error: 529 …`, `API Error: Request rejected (429) · …`.
+ */
+const QUOTED_API_STATUS = /^API Error: (?:Request rejected \()?(\d{3})\b/;
+
+/**
+ * Decides how a finished (not aborted) run ended, from the process result and what its output said. The error's
+ * message and details are scrubbed of endpoint URLs and keys: they reach the page.
+ */
 export function claudeTurnOutcome(run: ProviderProcessResult, summary: ClaudeStreamSummary): ProviderTurnOutcome {
-  if (summary.notAuthenticatedText !== null) {
+  return scrubProviderOutcome(judgeClaudeRun(run, summary));
+}
+
+function judgeClaudeRun(run: ProviderProcessResult, summary: ClaudeStreamSummary): ProviderTurnOutcome {
+  const failedResult = summary.result && !summary.result.ok ? summary.result : null;
+  const status = summary.apiErrorStatus ?? quotedStatus(failedResult?.message);
+  if (summary.notAuthenticatedText !== null || isCredentialRefusalStatus(status)) {
+    const text = summary.notAuthenticatedText ?? failedResult?.message ?? `HTTP ${status}`;
+    return { ok: false, error: claudeNotAuthenticatedError(text, status) };
+  }
+  if (failedResult !== null && isOverloadStatus(status)) {
     return {
       ok: false,
-      error: new PedelecError(
-        "PROVIDER_NOT_AUTHENTICATED",
-        `claude is not signed in (${summary.notAuthenticatedText.trim()}); run "claude auth login" in a terminal`,
-        { provider: "claude", providerMessage: summary.notAuthenticatedText },
-      ),
+      error: overloadedError(failedResult.message, {
+        provider: "claude",
+        httpStatus: status,
+        subtype: failedResult.subtype,
+        terminalReason: failedResult.terminalReason,
+      }),
     };
   }
   if (run.exitCode !== 0) {
-    const failedResult = summary.result && !summary.result.ok ? summary.result.message : "";
-    const error = exitFailure("claude", run, failedResult);
+    const error = exitFailure("claude", run, failedResult?.message ?? "");
     return LOST_CONVERSATION.test(run.stderr) ? { ok: false, error, conversationLost: true } : { ok: false, error };
   }
   if (summary.problem !== null) {
@@ -76,8 +98,16 @@ export function claudeTurnOutcome(run: ProviderProcessResult, summary: ClaudeStr
   if (!summary.result.ok) {
     return {
       ok: false,
-      error: new PedelecError("PROVIDER_FAILED", summary.result.message, { subtype: summary.result.subtype }),
+      error: new PedelecError("PROVIDER_FAILED", summary.result.message, {
+        subtype: summary.result.subtype,
+        ...(summary.result.terminalReason === null ? {} : { terminalReason: summary.result.terminalReason }),
+      }),
     };
   }
   return { ok: true };
+}
+
+function quotedStatus(message: string | undefined): number | null {
+  const match = message === undefined ? null : QUOTED_API_STATUS.exec(message.trim());
+  return match === null ? null : Number(match[1]);
 }

@@ -1,3 +1,7 @@
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { isCredentialRefusalStatus } from "../model-service-status.js";
+import { scrubProviderText } from "../provider-text-scrubber.js";
+
 /*
  * Claude Code does not fail a print-mode run when it is signed out: it answers with a synthetic assistant
  * message (model "<synthetic>") and an error result whose text asks the user to log in. The wording changed
@@ -14,4 +18,20 @@ export const CLAUDE_SYNTHETIC_MODEL = "<synthetic>";
 export function isClaudeLoginRequiredText(text: string): boolean {
   if (USAGE_LIMIT_PATTERN.test(text)) return false;
   return LOGIN_REQUIRED_PATTERNS.some((pattern) => pattern.test(text));
+}
+
+/**
+ * PROVIDER_NOT_AUTHENTICATED for claude: signed out, or (with `httpStatus` 401 / 403) the model's service refused the
+ * key or token claude sent. `providerMessage` is Claude Code's own text, scrubbed of endpoints and keys.
+ */
+export function claudeNotAuthenticatedError(providerMessage: string, httpStatus: number | null): PedelecError {
+  const text = scrubProviderText(providerMessage.trim());
+  const message = isCredentialRefusalStatus(httpStatus)
+    ? `claude's model service refused its credentials (${text}); run "claude auth login" in a terminal, or fix the API key or token claude is given`
+    : `claude is not signed in (${text}); run "claude auth login" in a terminal`;
+  return new PedelecError("PROVIDER_NOT_AUTHENTICATED", message, {
+    provider: "claude",
+    providerMessage: text,
+    ...(httpStatus === null ? {} : { httpStatus }),
+  });
 }

@@ -1,17 +1,24 @@
 import { randomUUID } from "node:crypto";
+import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { Activity } from "@pedelec/protocol/session-events";
+import type { TokenUsage } from "@pedelec/protocol/token-usage";
+import type { CliStreamOutput, CliStreamParser } from "../cli-runner.js";
+import { isCredentialRefusalStatus } from "../model-service-status.js";
 import type { ProviderEvent } from "../provider-adapter.js";
+import { scrubbedWithin, scrubSecrets } from "../provider-text-scrubber.js";
+import { RetryNotice } from "../retry-notice.js";
 import { StreamBookkeeping, type StreamLineCounts } from "../stream-bookkeeping.js";
-import { truncateUtf8 } from "../truncate-utf8.js";
-import { CLAUDE_SYNTHETIC_MODEL, isClaudeLoginRequiredText } from "./claude-login-text.js";
+import { CLAUDE_SYNTHETIC_MODEL, claudeNotAuthenticatedError, isClaudeLoginRequiredText } from "./claude-login-text.js";
 import {
   classifyClaudeStreamLine,
   isClaudeContentBlockDelta,
+  isClaudeMessageDelta,
   isClaudeMessageStart,
   isClaudeTextBlock,
   isClaudeTextDelta,
   isClaudeToolResultBlock,
   isClaudeToolUseBlock,
+  type ClaudeApiRetryLine,
   type ClaudeAssistantLine,
   type ClaudeResultLine,
   type ClaudeStreamEvent,
@@ -20,6 +27,7 @@ import {
   type ClaudeUserLine,
 } from "./claude-stream-schema.js";
 import { describeClaudeToolUse } from "./claude-tool-activity.js";
+import { ClaudeUsageTally } from "./claude-usage.js";
 
 export const ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
 
@@ -27,7 +35,9 @@ export const ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
 const BLOCK_SEPARATOR = "\n\n";
 
 /** How the run's `result` line ended the turn. */
-export type ClaudeTurnResult = { ok: true; text: string } | { ok: false; subtype: string; message: string };
+export type ClaudeTurnResult =
+  | { ok: true; text: string }
+  | { ok: false; subtype: string; message: string; terminalReason: string | null };
 
 /** What the parser learned from a whole run, read once stdout is drained. */
 export interface ClaudeStreamSummary extends StreamLineCounts {
@@ -36,6 +46,13 @@ export interface ClaudeStreamSummary extends StreamLineCounts {
   result: ClaudeTurnResult | null;
   /** Claude Code's own sign-in prompt, when the run showed it. */
   notAuthenticatedText: string | null;
+  /**
+   * The HTTP status of the failed request to the model's service that ended the run (the result's or the synthetic
+   * error message's `api_error_status`), or of a refused key Claude Code was retrying; null when none was reported.
+   */
+  apiErrorStatus: number | null;
+  /** The turn's tokens as last reported, null when the run reported none. */
+  usage: TokenUsage | null;
 }
 
 export interface ClaudeStreamParserOptions {
@@ -54,16 +71,23 @@ interface MessageText {
 }
 
 /**
- * Turns Claude Code's stream-json, one stdout line at a time, into normalized provider events.
- * One parser per run.
+ * Turns Claude Code's stream-json, one stdout line at a time, into normalized provider events. Retries of failed
+ * requests to the model's service show as one notice activity per series; a refused key (HTTP 401 / 403, which Claude
+ * Code would retry for minutes) asks the runner to stop the turn at once. One parser per run.
  */
-export class ClaudeStreamParser {
+export class ClaudeStreamParser implements CliStreamParser<ClaudeStreamSummary> {
   readonly #messageIdPrefix: string;
   #messageCounter = 0;
   #providerSessionId: string | null = null;
   #result: ClaudeTurnResult | null = null;
   #notAuthenticatedText: string | null = null;
+  #apiErrorStatus: number | null = null;
+  /** Set once the stream showed a refused key; handed to the runner with the line that showed it. */
+  #stopError: PedelecError | null = null;
+  #stopRequested = false;
   readonly #lines = new StreamBookkeeping("claude");
+  readonly #retries: RetryNotice;
+  readonly #usage = new ClaudeUsageTally();
 
   readonly #messages = new Map<string, MessageText>();
   /** The main agent's message being streamed (from message_start until the next one). */
@@ -75,11 +99,20 @@ export class ClaudeStreamParser {
 
   constructor(options: ClaudeStreamParserOptions = {}) {
     this.#messageIdPrefix = options.messageIdPrefix ?? `claude-${randomUUID().slice(0, 8)}`;
+    this.#retries = new RetryNotice(this.#messageIdPrefix);
   }
 
   /** Feeds one stdout line (without its newline). */
-  feed(text: string): ProviderEvent[] {
-    return this.#lines.feed(text, classifyClaudeStreamLine, (classified, events) => this.#read(classified, events));
+  feed(text: string): CliStreamOutput[] {
+    const outputs: CliStreamOutput[] = this.#lines.feed(text, classifyClaudeStreamLine, (classified, events) => {
+      this.#read(classified, events);
+      this.#usage.report(events);
+    });
+    if (this.#stopError !== null && !this.#stopRequested) {
+      this.#stopRequested = true;
+      outputs.push({ type: "turn-stop-requested", error: this.#stopError });
+    }
+    return outputs;
   }
 
   #read(classified: ClaudeStreamLine, events: ProviderEvent[]): void {
@@ -87,7 +120,12 @@ export class ClaudeStreamParser {
       case "system-init":
         this.#sessionStarted(classified.line.session_id, events);
         break;
+      case "api-retry":
+        this.#apiRetry(classified.line, events);
+        break;
       case "stream-event":
+        // The stream going on is what ends a retry series: the request it retried got its answer.
+        this.#retries.end("completed", events);
         // Subagent (Task tool) streams are the subagent's own talk, not chat text of the main agent.
         if (!classified.line.parent_tool_use_id) this.#streamEvent(classified.line.event, events);
         break;
@@ -95,6 +133,7 @@ export class ClaudeStreamParser {
         this.#assistant(classified.line, events);
         break;
       case "user":
+        this.#retries.end("completed", events);
         this.#user(classified.line, events);
         break;
       case "result":
@@ -108,10 +147,11 @@ export class ClaudeStreamParser {
     return this.#lines.lineDropped();
   }
 
-  /** Ends the run: completes any message still open. */
+  /** Ends the run: completes any message still open, and fails a retry series the run never got past. */
   finish(): ProviderEvent[] {
     const events: ProviderEvent[] = [];
     this.#completeAll(events);
+    this.#retries.end("failed", events);
     return events;
   }
 
@@ -120,8 +160,36 @@ export class ClaudeStreamParser {
       providerSessionId: this.#providerSessionId,
       result: this.#result,
       notAuthenticatedText: this.#notAuthenticatedText,
+      apiErrorStatus: this.#apiErrorStatus,
+      usage: this.#usage.reported,
       ...this.#lines.counts(),
     };
+  }
+
+  /**
+   * A failed request that Claude Code retries. A refused key will be refused again on every attempt (ten by default,
+   * over about three minutes), so the turn stops now; anything else is shown while it lasts.
+   */
+  #apiRetry(line: ClaudeApiRetryLine, events: ProviderEvent[]): void {
+    const status = line.error_status ?? null;
+    if (isCredentialRefusalStatus(status)) {
+      this.#apiErrorStatus = status;
+      this.#retries.end("failed", events);
+      const said = [line.error, status === null ? null : `HTTP ${status}`].filter((part) => part).join(", ");
+      this.#stopError ??= claudeNotAuthenticatedError(said || "the key was refused", status);
+      return;
+    }
+    const cause =
+      line.error && line.error !== "unknown"
+        ? line.error.replaceAll("_", " ")
+        : status === null
+          ? "could not reach the model's service"
+          : "the model's service failed";
+    const attempt =
+      line.attempt === undefined ? "" : line.max_retries === undefined ? `, attempt ${line.attempt}` : `, attempt ${line.attempt} of ${line.max_retries}`;
+    const title = `Claude is retrying: ${cause}${status === null ? "" : ` (HTTP ${status})`}${attempt}`;
+    const detail = line.retry_delay_ms === undefined ? undefined : `next attempt in ${(line.retry_delay_ms / 1000).toFixed(1)} s`;
+    this.#retries.attempt(title, detail, events);
   }
 
   #sessionStarted(providerSessionId: string, events: ProviderEvent[]): void {
@@ -135,6 +203,11 @@ export class ClaudeStreamParser {
       const messageId = event.message.id;
       if (this.#pendingCompletionId !== null && this.#pendingCompletionId !== messageId) this.#completePending(events);
       this.#stream = { id: messageId, stopped: false };
+      this.#usage.noteMessage(messageId, event.message.usage);
+      return;
+    }
+    if (isClaudeMessageDelta(event)) {
+      if (this.#stream) this.#usage.noteMessage(this.#stream.id, event.usage);
       return;
     }
     if (isClaudeContentBlockDelta(event)) {
@@ -162,8 +235,19 @@ export class ClaudeStreamParser {
 
     if (this.#isLoginPrompt(line, texts)) {
       this.#notAuthenticatedText ??= texts.join(BLOCK_SEPARATOR) || String(line.error);
+      if (line.api_error_status !== undefined && line.api_error_status !== null) this.#apiErrorStatus = line.api_error_status;
+      this.#retries.end("failed", events);
       return;
     }
+    // The message Claude Code writes when a request failed for good is its error report, not the agent talking:
+    // the result line that follows carries the same text, and the turn fails with it.
+    if (isApiErrorMessage(line)) {
+      if (line.api_error_status !== undefined && line.api_error_status !== null) this.#apiErrorStatus = line.api_error_status;
+      this.#retries.end("failed", events);
+      return;
+    }
+    this.#retries.end("completed", events);
+    if (line.message.id !== undefined) this.#usage.noteMessage(line.message.id, line.message.usage);
 
     if (!line.parent_tool_use_id && texts.length > 0) {
       const messageId = line.message.id ?? this.#stream?.id ?? this.#newMessageId();
@@ -184,7 +268,9 @@ export class ClaudeStreamParser {
 
     for (const block of blocks) {
       if (!isClaudeToolUseBlock(block)) continue;
-      const { kind, title } = describeClaudeToolUse(block.name, block.input);
+      const described = describeClaudeToolUse(block.name, block.input);
+      const kind = described.kind;
+      const title = scrubSecrets(described.title);
       this.#openActivities.set(block.id, { kind, title });
       events.push({ type: "activity", activity: { id: block.id, kind, status: "started", title } });
     }
@@ -213,7 +299,7 @@ export class ClaudeStreamParser {
           kind: opened.kind,
           status: block.is_error ? "failed" : "completed",
           title: opened.title,
-          detail: truncateUtf8(toolResultText(block), ACTIVITY_DETAIL_MAX_BYTES).text,
+          detail: scrubbedWithin(toolResultText(block), ACTIVITY_DETAIL_MAX_BYTES, scrubSecrets),
         },
       });
     }
@@ -222,13 +308,17 @@ export class ClaudeStreamParser {
   #resultLine(line: ClaudeResultLine, events: ProviderEvent[]): void {
     this.#completeAll(events);
     if (line.session_id) this.#sessionStarted(line.session_id, events);
+    this.#usage.noteRunTotal(line.usage);
     const text = line.result ?? "";
+    // `subtype` says "success" also for a run that ended on a failed request (claude 2.1.332); `is_error` tells.
     const failed = line.is_error === true || line.subtype.startsWith("error");
+    this.#retries.end(failed ? "failed" : "completed", events);
     if (failed) {
       const errors = (line.errors ?? []).map((entry) => (typeof entry === "string" ? entry : JSON.stringify(entry)));
       const message = text.trim() || errors.join("; ") || `claude reported ${line.subtype}`;
-      if (isClaudeLoginRequiredText(message)) this.#notAuthenticatedText ??= message;
-      this.#result = { ok: false, subtype: line.subtype, message };
+      if (line.api_error_status !== undefined && line.api_error_status !== null) this.#apiErrorStatus = line.api_error_status;
+      if (isClaudeLoginRequiredText(message) || isCredentialRefusalStatus(this.#apiErrorStatus)) this.#notAuthenticatedText ??= message;
+      this.#result = { ok: false, subtype: line.subtype, message, terminalReason: line.terminal_reason ?? null };
       return;
     }
     this.#result = { ok: true, text };
@@ -280,6 +370,13 @@ export class ClaudeStreamParser {
     this.#messageCounter += 1;
     return `${this.#messageIdPrefix}-${this.#messageCounter}`;
   }
+}
+
+/** True for the synthetic message that reports a request to the model's service that failed for good. */
+function isApiErrorMessage(line: ClaudeAssistantLine): boolean {
+  if (line.is_api_error_message === true) return true;
+  if (line.api_error_status !== undefined && line.api_error_status !== null) return true;
+  return line.message.model === CLAUDE_SYNTHETIC_MODEL && typeof line.error === "string" && line.error !== "";
 }
 
 function toolResultText(block: ClaudeToolResultBlock): string {

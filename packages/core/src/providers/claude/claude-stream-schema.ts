@@ -35,6 +35,25 @@ const userBlockSchema = z.union([claudeToolResultBlockSchema, z.looseObject({ ty
 /** Set on lines produced inside a subagent (Task tool); null or absent for the main agent. */
 const parentToolUseIdSchema = z.string().nullish();
 
+/**
+ * Token counts of one model request (Anthropic's `usage`). Only read for the usage report, so a count of an unexpected
+ * shape is dropped rather than making the whole line unreadable.
+ */
+const tokenCountSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined);
+export const claudeUsageSchema = z
+  .object({
+    input_tokens: tokenCountSchema,
+    output_tokens: tokenCountSchema,
+    cache_creation_input_tokens: tokenCountSchema,
+    cache_read_input_tokens: tokenCountSchema,
+  })
+  .optional()
+  .catch(undefined);
+export type ClaudeUsage = NonNullable<z.infer<typeof claudeUsageSchema>>;
+
+/** An HTTP status Claude Code reports from the model's service (`api_error_status`, `error_status`); null when none. */
+const httpStatusSchema = z.number().int().nullish().catch(null);
+
 export const claudeSystemInitSchema = z.looseObject({
   type: z.literal("system"),
   subtype: z.literal("init"),
@@ -43,23 +62,41 @@ export const claudeSystemInitSchema = z.looseObject({
   cwd: z.string().optional(),
 });
 
+/**
+ * A request to the model's service failed and Claude Code retries it: `error_status` is the HTTP status (null when no
+ * answer came, e.g. a refused connection), `error` Claude Code's name for the failure (`overloaded`,
+ * `authentication_failed`, `unknown`, …). Claude Code 2.1.332 prints one per attempt, 10 by default over ~3 minutes.
+ */
+export const claudeApiRetrySchema = z.looseObject({
+  type: z.literal("system"),
+  subtype: z.literal("api_retry"),
+  attempt: z.number().int().nonnegative().optional().catch(undefined),
+  max_retries: z.number().int().nonnegative().optional().catch(undefined),
+  retry_delay_ms: z.number().nonnegative().optional().catch(undefined),
+  error_status: httpStatusSchema,
+  error: z.string().nullish().catch(null),
+});
+export type ClaudeApiRetryLine = z.infer<typeof claudeApiRetrySchema>;
+
 /*
  * Stream events are most of a run's lines (one per token), so their schemas keep only the fields the parser reads
  * (`z.object` drops the rest instead of copying them) and pick the known event by its type before trying the catch-all.
  */
 const textDeltaSchema = z.object({ type: z.literal("text_delta"), text: z.string() });
 const knownStreamEventSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("message_start"), message: z.object({ id: z.string().min(1) }) }),
+  z.object({ type: z.literal("message_start"), message: z.object({ id: z.string().min(1), usage: claudeUsageSchema }) }),
   z.object({
     type: z.literal("content_block_delta"),
     index: z.number().int().nonnegative(),
     delta: z.union([textDeltaSchema, z.object({ type: stringOtherThan(["text_delta"]) })]),
   }),
+  /** The message's final stop reason and its usage so far (output tokens, cumulative within the message). */
+  z.object({ type: z.literal("message_delta"), usage: claudeUsageSchema }),
   z.object({ type: z.literal("message_stop") }),
 ]);
 export const claudeStreamEventSchema = z.union([
   knownStreamEventSchema,
-  z.object({ type: stringOtherThan(["message_start", "content_block_delta", "message_stop"]) }),
+  z.object({ type: stringOtherThan(["message_start", "content_block_delta", "message_delta", "message_stop"]) }),
 ]);
 
 export const claudeStreamEventLineSchema = z.object({
@@ -74,10 +111,15 @@ export const claudeAssistantLineSchema = z.looseObject({
     id: z.string().min(1).optional(),
     model: z.string().optional(),
     content: z.array(assistantBlockSchema),
+    usage: claudeUsageSchema,
   }),
   parent_tool_use_id: parentToolUseIdSchema,
-  /** Why the message is an error, e.g. `authentication_failed`, `rate_limit`. */
+  /** Why the message is an error, e.g. `authentication_failed`, `server_error`, `rate_limit`. */
   error: z.string().nullish(),
+  /** True on the synthetic message Claude Code writes when a request to the model's service failed for good. */
+  is_api_error_message: z.boolean().nullish().catch(null),
+  /** The HTTP status of that failure (null for a refused connection). */
+  api_error_status: httpStatusSchema,
 });
 
 export const claudeUserLineSchema = z.looseObject({
@@ -86,6 +128,10 @@ export const claudeUserLineSchema = z.looseObject({
   parent_tool_use_id: parentToolUseIdSchema,
 });
 
+/**
+ * The run's last line. A failed request to the model's service ends with `"subtype":"success","is_error":true`,
+ * `terminal_reason:"api_error"` and its HTTP status in `api_error_status` (claude 2.1.332), so `is_error` decides.
+ */
 export const claudeResultLineSchema = z.looseObject({
   type: z.literal("result"),
   /** `success`, or `error_during_execution`, `error_max_turns`, `error_max_budget_usd`, … */
@@ -94,9 +140,15 @@ export const claudeResultLineSchema = z.looseObject({
   result: z.string().optional(),
   session_id: z.string().min(1).optional(),
   errors: z.array(z.unknown()).optional(),
+  /** `completed`, `api_error`, `aborted_tools`, … */
+  terminal_reason: z.string().nullish().catch(null),
+  api_error_status: httpStatusSchema,
+  /** The whole run's tokens, over all its requests. */
+  usage: claudeUsageSchema,
 });
 
 export type ClaudeStreamEvent = z.infer<typeof claudeStreamEventSchema>;
+export type ClaudeSystemInitLine = z.infer<typeof claudeSystemInitSchema>;
 export type ClaudeAssistantLine = z.infer<typeof claudeAssistantLineSchema>;
 export type ClaudeUserLine = z.infer<typeof claudeUserLineSchema>;
 export type ClaudeResultLine = z.infer<typeof claudeResultLineSchema>;
@@ -113,8 +165,11 @@ type Typed = { type: string };
 export const isClaudeTextBlock = (block: Typed): block is ClaudeTextBlock => block.type === "text";
 export const isClaudeToolUseBlock = (block: Typed): block is ClaudeToolUseBlock => block.type === "tool_use";
 export const isClaudeToolResultBlock = (block: Typed): block is ClaudeToolResultBlock => block.type === "tool_result";
-export const isClaudeMessageStart = (event: Typed): event is { type: "message_start"; message: { id: string } } =>
-  event.type === "message_start";
+export const isClaudeMessageStart = (
+  event: Typed,
+): event is { type: "message_start"; message: { id: string; usage?: ClaudeUsage | undefined } } => event.type === "message_start";
+export const isClaudeMessageDelta = (event: Typed): event is { type: "message_delta"; usage?: ClaudeUsage | undefined } =>
+  event.type === "message_delta";
 export const isClaudeContentBlockDelta = (
   event: Typed,
 ): event is { type: "content_block_delta"; index: number; delta: Typed } => event.type === "content_block_delta";
@@ -123,7 +178,8 @@ export const isClaudeTextDelta = (delta: Typed): delta is { type: "text_delta"; 
 
 /** One stdout line, classified. */
 export type ClaudeStreamLine =
-  | { kind: "system-init"; line: z.infer<typeof claudeSystemInitSchema> }
+  | { kind: "system-init"; line: ClaudeSystemInitLine }
+  | { kind: "api-retry"; line: ClaudeApiRetryLine }
   | { kind: "stream-event"; line: z.infer<typeof claudeStreamEventLineSchema> }
   | { kind: "assistant"; line: ClaudeAssistantLine }
   | { kind: "user"; line: ClaudeUserLine }
@@ -137,8 +193,9 @@ export function classifyClaudeStreamLine(text: string): ClaudeStreamLine {
   if (read === null) return { kind: "not-json" };
   switch (read.lineType) {
     case "system":
-      if (read.value.subtype !== "init") return { kind: "unknown", lineType: `system/${String(read.value.subtype)}` };
-      return checkStreamLine(read, claudeSystemInitSchema, (line) => ({ kind: "system-init", line }));
+      if (read.value.subtype === "init") return checkStreamLine(read, claudeSystemInitSchema, (line) => ({ kind: "system-init", line }));
+      if (read.value.subtype === "api_retry") return checkStreamLine(read, claudeApiRetrySchema, (line) => ({ kind: "api-retry", line }));
+      return { kind: "unknown", lineType: `system/${String(read.value.subtype)}` };
     case "stream_event":
       return checkStreamLine(read, claudeStreamEventLineSchema, (line) => ({ kind: "stream-event", line }));
     case "assistant":

@@ -1,4 +1,5 @@
-import { readFile, readdir } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -55,11 +56,13 @@ describe("codex adapter with the stand-in CLI", () => {
     const sandboxed = await turn({ prompt: "report-args", model: "gpt-5-codex", effortArgv: ["-c", "model_reasoning_effort=high"] });
     expect(JSON.parse(texts(sandboxed.events)[0] ?? "null")).toEqual([
       "exec", "--json", "--skip-git-repo-check", "--cd", standIn.workspace, "--sandbox", "workspace-write",
-      "-c", "sandbox_workspace_write.network_access=true", "-m", "gpt-5-codex", "-c", "model_reasoning_effort=high", "-",
+      "-c", "sandbox_workspace_write.network_access=true", "-c", "allow_login_shell=false", "-m", "gpt-5-codex",
+      "-c", "model_reasoning_effort=high", "-",
     ]);
     const full = await turn({ prompt: "report-args", access: "full", effortArgv: [] });
     expect(JSON.parse(texts(full.events)[0] ?? "null")).toEqual([
-      "exec", "--json", "--skip-git-repo-check", "--cd", standIn.workspace, "--dangerously-bypass-approvals-and-sandbox", "-",
+      "exec", "--json", "--skip-git-repo-check", "--cd", standIn.workspace, "--dangerously-bypass-approvals-and-sandbox",
+      "-c", "allow_login_shell=false", "-",
     ]);
   });
 
@@ -138,7 +141,7 @@ describe("codex adapter with the stand-in CLI", () => {
     const { outcome, events } = await turn({ prompt: "not-logged-in" });
     const error = errorOf(outcome);
     expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");
-    expect(error.message).toMatch(/401 Unauthorized.*run "codex login" in a terminal$/);
+    expect(error.message).toMatch(/401 Unauthorized.*run "codex login" in a terminal, or fix the API key of its model provider$/);
     expect(texts(events)).toEqual([]);
   });
 
@@ -190,5 +193,30 @@ describe("codex adapter with the stand-in CLI", () => {
     const { outcome, events } = await turn({ prompt: "hello", model: "--yolo" });
     expect(errorOf(outcome).code).toBe("INVALID_INPUT");
     expect(events).toEqual([]);
+  });
+});
+
+describe("codex adapter on a refused key", () => {
+  /**
+   * A `codex` that prints the first 3 lines of a recorded run on a refused key (its first retry of the 401), then
+   * waits as the real one does between its retries.
+   */
+  async function refusingCli(): Promise<string> {
+    const lines = readFileSync(new URL("./fixtures/refused-key.jsonl", import.meta.url), "utf8").split("\n").slice(0, 3);
+    const script = path.join(standIn.root, "refusing-codex");
+    const body = `process.stdout.write(${JSON.stringify(`${lines.join("\n")}\n`)});\nsetInterval(() => {}, 1000);\n`;
+    await writeFile(script, `#!${process.execPath}\n${body}`, { mode: 0o755 });
+    return script;
+  }
+
+  it("stops the CLI at its first retry and fails the turn with PROVIDER_NOT_AUTHENTICATED", async () => {
+    const startedAt = Date.now();
+    const { outcome, events } = await turn({ prompt: "hello", executablePath: await refusingCli() });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    const error = errorOf(outcome);
+    expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");
+    expect(error.message).toMatch(/refused its credentials .*; run "codex login"|refused its credentials .*; run "codex auth login"/);
+    expect(error.message).not.toMatch(/127\.0\.0\.1/);
+    expect(events.some((event) => event.type === "provider-session-started")).toBe(true);
   });
 });

@@ -2,10 +2,12 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
+import { isOverloadStatus, overloadedError, quotedHttpStatus } from "../model-service-status.js";
 import type { ProviderProcessResult } from "../provider-process.js";
+import { scrubProviderOutcome } from "../provider-text-scrubber.js";
 import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
 import { discoverCodex } from "./codex-discovery.js";
-import { isCodexLoginRequiredText } from "./codex-login-text.js";
+import { codexNotAuthenticatedError, isCodexLoginRequiredText } from "./codex-login-text.js";
 import type { CodexStreamSummary } from "./codex-stream-parser.js";
 
 export interface CodexAdapterOptions {
@@ -49,21 +51,25 @@ const LOST_CONVERSATION = /no rollout found for (?:thread|conversation) id/i;
 
 const STDIN_NOTICE = /^Reading prompt from stdin\.\.\.\r?\n/m;
 
-/** Decides how a finished (not aborted) run ended, from the process result and what its output said. */
+/**
+ * codex's words for a model service that is overloaded or rate-limited, when it gave up: `exceeded retry limit, last
+ * status: 429 Too Many Requests`, and for 5xx its own `We’re currently experiencing high demand…` (0.169.0).
+ */
+const OVERLOAD_TEXT = /\bexceeded retry limit\b|\bhigh demand\b|\brate[ _-]?limit/i;
+
+/**
+ * Decides how a finished (not aborted) run ended, from the process result and what its output said. The error's
+ * message and details are scrubbed of endpoint URLs and keys: they reach the page.
+ */
 export function codexTurnOutcome(finished: ProviderProcessResult, summary: CodexStreamSummary): ProviderTurnOutcome {
+  return scrubProviderOutcome(judgeCodexRun(finished, summary));
+}
+
+function judgeCodexRun(finished: ProviderProcessResult, summary: CodexStreamSummary): ProviderTurnOutcome {
   // codex announces on stderr that it reads the prompt from stdin; that line says nothing about a failure.
   const run = { ...finished, stderr: finished.stderr.replace(STDIN_NOTICE, "") };
   const signedOut = summary.notAuthenticatedText ?? (isCodexLoginRequiredText(run.stderr) ? lastLine(run.stderr) : null);
-  if (signedOut !== null) {
-    return {
-      ok: false,
-      error: new PedelecError(
-        "PROVIDER_NOT_AUTHENTICATED",
-        `codex is not signed in (${signedOut.trim()}); run "codex login" in a terminal`,
-        { provider: "codex", providerMessage: signedOut },
-      ),
-    };
-  }
+  if (signedOut !== null) return { ok: false, error: codexNotAuthenticatedError(signedOut) };
   if (run.exitCode !== 0) {
     if (summary.turnEnd !== null && !summary.turnEnd.ok) {
       return { ok: false, error: failedTurn(summary.turnEnd.message, { exitCode: run.exitCode, stderr: run.stderr }) };
@@ -94,8 +100,14 @@ export function codexTurnOutcome(finished: ProviderProcessResult, summary: Codex
   return { ok: true };
 }
 
+/** A turn codex failed: PROVIDER_OVERLOADED when its message says the service was busy, PROVIDER_FAILED otherwise. */
 function failedTurn(message: string, details: Record<string, unknown>): PedelecError {
-  return new PedelecError("PROVIDER_FAILED", message.trim() || "codex reported a failed turn", details);
+  const text = message.trim() || "codex reported a failed turn";
+  const httpStatus = quotedHttpStatus(text);
+  if (isOverloadStatus(httpStatus) || OVERLOAD_TEXT.test(text)) {
+    return overloadedError(text, { provider: "codex", ...(httpStatus === null ? {} : { httpStatus }), ...details });
+  }
+  return new PedelecError("PROVIDER_FAILED", text, details);
 }
 
 function lastLine(text: string): string {

@@ -57,7 +57,25 @@ export const codexItemLineSchema = z.looseObject({
   type: z.enum(["item.started", "item.updated", "item.completed"]),
   item: codexItemSchema,
 });
-export const codexTurnCompletedSchema = z.looseObject({ type: z.literal("turn.completed") });
+/** A token count, only read for the usage report: one of an unexpected shape is dropped instead of failing the line. */
+const tokenCountSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined);
+/**
+ * The turn's tokens over all its requests (codex 0.169.0 prints `input_tokens`, `cached_input_tokens`,
+ * `cache_write_input_tokens`, `output_tokens`, `reasoning_output_tokens`).
+ */
+export const codexUsageSchema = z
+  .object({
+    input_tokens: tokenCountSchema,
+    cached_input_tokens: tokenCountSchema,
+    cache_write_input_tokens: tokenCountSchema,
+    output_tokens: tokenCountSchema,
+    reasoning_output_tokens: tokenCountSchema,
+  })
+  .optional()
+  .catch(undefined);
+export type CodexUsage = NonNullable<z.infer<typeof codexUsageSchema>>;
+
+export const codexTurnCompletedSchema = z.looseObject({ type: z.literal("turn.completed"), usage: codexUsageSchema });
 export const codexTurnFailedSchema = z.looseObject({ type: z.literal("turn.failed"), error: z.looseObject({ message: z.string() }) });
 export const codexErrorSchema = z.looseObject({ type: z.literal("error"), message: z.string() });
 
@@ -84,7 +102,7 @@ export const isCodexWebSearch = (item: Typed): item is CodexWebSearch => item.ty
 export type CodexStreamLine =
   | { kind: "thread-started"; threadId: string }
   | { kind: "item"; line: CodexItemLine }
-  | { kind: "turn-completed" }
+  | { kind: "turn-completed"; usage: CodexUsage | undefined }
   | { kind: "turn-failed"; message: string }
   | { kind: "error"; message: string }
   /** Lines set aside, among them types the adapter does not read (turn.started, item.plan.delta, request_user_input, …). */
@@ -102,7 +120,7 @@ export function classifyCodexStreamLine(text: string): CodexStreamLine {
     case "item.completed":
       return checkStreamLine(read, codexItemLineSchema, (line) => ({ kind: "item", line }));
     case "turn.completed":
-      return checkStreamLine(read, codexTurnCompletedSchema, () => ({ kind: "turn-completed" }));
+      return checkStreamLine(read, codexTurnCompletedSchema, (line) => ({ kind: "turn-completed", usage: line.usage }));
     case "turn.failed":
       return checkStreamLine(read, codexTurnFailedSchema, (line) => ({ kind: "turn-failed", message: line.error.message }));
     case "error":

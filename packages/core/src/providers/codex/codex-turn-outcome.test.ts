@@ -23,10 +23,49 @@ describe("codexTurnOutcome", () => {
     expect(codexTurnOutcome(exited(0), summaryOf("recovered-error.jsonl"))).toEqual({ ok: true });
   });
 
-  it("maps a signed-out run to PROVIDER_NOT_AUTHENTICATED with the command that fixes it", () => {
+  it("maps a refused key to PROVIDER_NOT_AUTHENTICATED that says to sign in or fix the key, without the endpoint", () => {
     const outcome = codexTurnOutcome(exited(1), summaryOf("not-logged-in.jsonl"));
-    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_NOT_AUTHENTICATED" } });
-    expect(outcome.ok ? "" : outcome.error.message).toMatch(/^codex is not signed in \(Reconnecting\.\.\. 1\/5 .*\); run "codex login" in a terminal$/);
+    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_NOT_AUTHENTICATED", details: { provider: "codex", httpStatus: 401 } } });
+    expect(outcome.ok ? "" : outcome.error.message).toBe(
+      `codex's model service refused its credentials (unexpected status 401 Unauthorized: Missing bearer or basic authentication in header, url: <endpoint>); run "codex login" in a terminal, or fix the API key of its model provider`,
+    );
+    // The recorded run against a stand-in (codex 0.169.0) ends the same way.
+    expect(codexTurnOutcome(exited(1), summaryOf("refused-key.jsonl"))).toMatchObject({ ok: false, error: { code: "PROVIDER_NOT_AUTHENTICATED" } });
+  });
+
+  it("keeps the sign-in wording for a codex that is signed out", () => {
+    const signedOut = ['{"type":"thread.started","thread_id":"t-1"}', '{"type":"turn.failed","error":{"message":"Not logged in"}}'];
+    expect(codexTurnOutcome(exited(1), summaryOf(signedOut))).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_NOT_AUTHENTICATED", message: `codex is not signed in (Not logged in); run "codex login" in a terminal` },
+    });
+  });
+
+  it("maps a service that is overloaded or rate-limited to PROVIDER_OVERLOADED, retriable (recorded runs)", () => {
+    expect(codexTurnOutcome(exited(1), summaryOf("rate-limited.jsonl"))).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_OVERLOADED", message: "exceeded retry limit, last status: 429 Too Many Requests", details: { provider: "codex", httpStatus: 429, retriable: true } },
+    });
+    expect(codexTurnOutcome(exited(1), summaryOf("high-demand.jsonl"))).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_OVERLOADED", message: "We’re currently experiencing high demand, which may cause temporary errors.", details: { retriable: true } },
+    });
+  });
+
+  it("maps a 5xx named in a failed turn to PROVIDER_OVERLOADED, also when the stream ends on the error", () => {
+    const turnFailed = ['{"type":"turn.failed","error":{"message":"unexpected status 503 Service Unavailable: busy, url: http://127.0.0.1:9/v1/responses"}}'];
+    expect(codexTurnOutcome(exited(1), summaryOf(turnFailed))).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_OVERLOADED", message: "unexpected status 503 Service Unavailable: busy, url: <endpoint>", details: { httpStatus: 503, retriable: true } },
+    });
+    const lastError = ['{"type":"error","message":"exceeded retry limit, last status: 500 Internal Server Error"}'];
+    expect(codexTurnOutcome(exited(0), summaryOf(lastError))).toMatchObject({ ok: false, error: { code: "PROVIDER_OVERLOADED", details: { httpStatus: 500 } } });
+  });
+
+  it("scrubs the endpoint out of a failure's message and details", () => {
+    const outcome = codexTurnOutcome(exited(1, "ERROR codex_api: POST http://127.0.0.1:9/v1/responses failed\n"), summaryOf("connection-refused.jsonl"));
+    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED" } });
+    expect(JSON.stringify(outcome.ok ? null : outcome.error.toWire())).not.toContain("127.0.0.1");
   });
 
   it("also recognises a 401 that only reached stderr", () => {

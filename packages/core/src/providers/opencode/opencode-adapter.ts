@@ -3,9 +3,11 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
 import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
+import { isCredentialRefusalStatus, isOverloadStatus, overloadedError } from "../model-service-status.js";
+import { scrubProviderOutcome, scrubProviderText } from "../provider-text-scrubber.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, opencodeSandboxEnv } from "./opencode-args.js";
-import type { OpencodeStreamSummary } from "./opencode-stream-parser.js";
+import type { OpencodeReportedError, OpencodeStreamSummary } from "./opencode-stream-parser.js";
 
 export interface OpencodeAdapterOptions {
   /** Time between SIGTERM and SIGKILL of the process group on cancel (default 2 s). */
@@ -50,16 +52,40 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Pro
 /** OpenCode's answer to `--session <id>` when it has no such session (printed on stderr, exit 1). */
 const LOST_CONVERSATION = /\bSession not found\b/;
 
-/** Decides how a finished (not aborted) run ended, from the process result and what its output said. */
+/**
+ * Decides how a finished (not aborted) run ended, from the process result and what its output said. The error's
+ * message and details are scrubbed of endpoint URLs and keys: they reach the page.
+ */
 export function opencodeTurnOutcome(run: ProviderProcessResult, summary: OpencodeStreamSummary, resuming: boolean): ProviderTurnOutcome {
+  return scrubProviderOutcome(judgeOpencodeRun(run, summary, resuming));
+}
+
+function judgeOpencodeRun(run: ProviderProcessResult, summary: OpencodeStreamSummary, resuming: boolean): ProviderTurnOutcome {
   if (summary.notAuthenticatedText !== null) {
+    const text = scrubProviderText(summary.notAuthenticatedText.trim());
+    const httpStatus = summary.error?.statusCode ?? null;
+    const message = isCredentialRefusalStatus(httpStatus)
+      ? `opencode's model provider refused its credentials (${text}); run "opencode auth login" in a terminal, or fix the provider's API key in opencode's config`
+      : `opencode has no valid credentials for its model provider (${text}); run "opencode auth login" in a terminal`;
     return {
       ok: false,
-      error: new PedelecError(
-        "PROVIDER_NOT_AUTHENTICATED",
-        `opencode has no valid credentials for its model provider (${summary.notAuthenticatedText.trim()}); run "opencode auth login" in a terminal`,
-        { provider: "opencode", providerMessage: summary.notAuthenticatedText, errorName: summary.error?.name ?? null },
-      ),
+      error: new PedelecError("PROVIDER_NOT_AUTHENTICATED", message, {
+        provider: "opencode",
+        providerMessage: text,
+        errorName: summary.error?.name ?? null,
+        ...(httpStatus === null ? {} : { httpStatus }),
+      }),
+    };
+  }
+  if (summary.error !== null && isOverloaded(summary.error)) {
+    return {
+      ok: false,
+      error: overloadedError(summary.error.message, {
+        provider: "opencode",
+        errorName: summary.error.name,
+        ...(summary.error.statusCode === null ? {} : { httpStatus: summary.error.statusCode }),
+        ...(run.exitCode === 0 ? {} : { exitCode: run.exitCode }),
+      }),
     };
   }
   // OpenCode colours its stderr messages even when stderr is a pipe.
@@ -100,6 +126,14 @@ export function opencodeTurnOutcome(run: ProviderProcessResult, summary: Opencod
     };
   }
   return { ok: true };
+}
+
+/**
+ * An error the model's service answered with a busy status (429, 5xx), or one OpenCode retried (`isRetryable`) that
+ * came with a status. A retried failure without one (`Cannot connect to API`, no answer at all) is no sign of load.
+ */
+function isOverloaded(error: OpencodeReportedError): boolean {
+  return isOverloadStatus(error.statusCode) || (error.retryable === true && error.statusCode !== null);
 }
 
 /**

@@ -16,9 +16,13 @@ function replay(lines: readonly string[]) {
   return { events, summary: parser.summary() };
 }
 
-/** The events without the `output-seen` heartbeat. */
+/** The events without the `output-seen` heartbeat and the usage reports (tested on their own below). */
 function meaningful(events: ProviderEvent[]): ProviderEvent[] {
-  return events.filter((event) => event.type !== "output-seen");
+  return events.filter((event) => event.type !== "output-seen" && event.type !== "usage");
+}
+
+function usageOf(events: ProviderEvent[]) {
+  return events.flatMap((event) => (event.type === "usage" ? [event.usage] : []));
 }
 
 const SESSION = "ses_494719016ffe85dkDMj0FPRbHK";
@@ -117,7 +121,7 @@ describe("OpencodeStreamParser over the documented stream", () => {
   it("keeps a provider failure as the turn's error, without taking it for a sign-in problem", () => {
     const { events, summary } = replay(fixtureLines("api-error.jsonl"));
     expect(meaningful(events)).toEqual([{ type: "provider-session-started", providerSessionId: SESSION }]);
-    expect(summary.error).toEqual({ name: "APIError", message: "Overloaded", statusCode: 529 });
+    expect(summary.error).toEqual({ name: "APIError", message: "Overloaded", statusCode: 529, retryable: true });
     expect(summary.notAuthenticatedText).toBeNull();
   });
 
@@ -142,7 +146,67 @@ describe("OpencodeStreamParser over the documented stream", () => {
     const parser = new OpencodeStreamParser();
     const events = [...lines, lines[2] ?? ""].flatMap((line) => parser.feed(line));
     expect(events.filter((event) => event.type === "message-completed")).toHaveLength(1);
-    expect(parser.lineDropped(70_000)).toEqual([{ type: "output-seen" }]);
+    expect(parser.lineDropped()).toEqual([{ type: "output-seen" }]);
     expect(parser.summary().droppedLineCount).toBe(1);
+  });
+});
+
+describe("OpencodeStreamParser errors, usage and scrubbing (lines built from the verbatim shapes in real-clis.md, opencode 1.18.33)", () => {
+  const line = (type: string, fields: object) => JSON.stringify({ type, timestamp: 1, sessionID: SESSION, ...fields });
+  const stepFinish = (reason: string, tokens: object) => line("step_finish", { part: { id: "prt_f", type: "step-finish", reason, tokens, cost: 0 } });
+
+  it("reads a refused key from a recorded run (opencode 1.18.33 against a local stand-in), whose error data names the endpoint", () => {
+    const { events, summary } = replay(fixtureLines("refused-key.jsonl"));
+    expect(meaningful(events)).toEqual([{ type: "provider-session-started", providerSessionId: "ses_dccb703a1ffePYmoUMl1kHB9P7" }]);
+    expect(summary.error).toEqual({ name: "APIError", message: "stand-in says 401", statusCode: 401, retryable: false });
+    expect(summary.notAuthenticatedText).toBe("stand-in says 401");
+  });
+
+  it("takes a 403 for a refused key too", () => {
+    const { summary } = replay([line("error", { error: { name: "APIError", data: { message: "forbidden", statusCode: 403, isRetryable: false } } })]);
+    expect(summary.notAuthenticatedText).toBe("forbidden");
+  });
+
+  it("adds up the steps' tokens, putting cache reads and writes back into input and reasoning into output", () => {
+    const { events, summary } = replay([
+      stepFinish("tool-calls", { total: 122, input: 102, output: 20, reasoning: 0, cache: { write: 0, read: 0 } }),
+      stepFinish("stop", { total: 400, input: 50, output: 30, reasoning: 20, cache: { write: 100, read: 200 } }),
+    ]);
+    expect(usageOf(events)).toEqual([
+      { inputTokens: 102, outputTokens: 20, cachedInputTokens: 0, totalTokens: 122 },
+      { inputTokens: 452, outputTokens: 70, cachedInputTokens: 200, totalTokens: 522 },
+    ]);
+    expect(summary.usage).toEqual({ inputTokens: 452, outputTokens: 70, cachedInputTokens: 200, totalTokens: 522 });
+  });
+
+  it("reports the steps of the documented tool turn, and nothing for a step without tokens or with odd ones", () => {
+    const { events } = replay(fixtureLines("tool-turn.jsonl"));
+    expect(usageOf(events).at(-1)).toMatchObject({ totalTokens: expect.any(Number) as number });
+    const quiet = replay([line("step_finish", { part: { id: "p", type: "step-finish", reason: "stop" } }), stepFinish("stop", { total: "lots", input: -1 })]);
+    expect(usageOf(quiet.events)).toEqual([]);
+    expect(quiet.summary.problem).toBeNull();
+  });
+
+  it("scrubs keys, not addresses, out of tool activities: they show what the agent ran", () => {
+    const { events } = replay([
+      line("tool_use", {
+        part: {
+          id: "prt_t",
+          type: "tool",
+          callID: "call_1",
+          tool: "bash",
+          state: {
+            status: "completed",
+            input: { command: "curl -H 'x-api-key: sk-ant-0123456789' http://127.0.0.1:4000/v1" },
+            output: "curl: (7) Failed to connect to 127.0.0.1 port 4000",
+            metadata: { exit: 7 },
+            title: "curl",
+          },
+        },
+      }),
+    ]);
+    const texts = meaningful(events).flatMap((event) => (event.type === "activity" ? [event.activity.title, event.activity.detail ?? ""] : []));
+    expect(texts).toContain("curl -H 'x-api-key: <redacted>' http://127.0.0.1:4000/v1");
+    expect(texts).toContain("curl: (7) Failed to connect to 127.0.0.1 port 4000");
   });
 });

@@ -1,11 +1,14 @@
+import type { TokenUsage } from "@pedelec/protocol/token-usage";
 import type { CliStreamParser } from "../cli-runner.js";
+import { isCredentialRefusalStatus } from "../model-service-status.js";
 import type { ProviderEvent } from "../provider-adapter.js";
+import { scrubbedWithin, scrubSecrets } from "../provider-text-scrubber.js";
 import { StreamBookkeeping, type StreamLineCounts } from "../stream-bookkeeping.js";
-import { truncateUtf8 } from "../truncate-utf8.js";
 import {
   classifyOpencodeStreamLine,
   type OpencodeDoneLine,
   type OpencodeErrorLine,
+  type OpencodeStepTokens,
   type OpencodeStreamLine,
   type OpencodeTextLine,
   type OpencodeToolUseLine,
@@ -22,6 +25,8 @@ export interface OpencodeReportedError {
   name: string | null;
   message: string;
   statusCode: number | null;
+  /** OpenCode's `isRetryable`: true for a failure it retried (429, 5xx, no connection), null when not said. */
+  retryable: boolean | null;
 }
 
 /** What the parser learned from a whole run, read once stdout is drained. */
@@ -37,12 +42,15 @@ export interface OpencodeStreamSummary extends StreamLineCounts {
   notAuthenticatedText: string | null;
   /** JSON lines of types the adapter does not read (reasoning, …). */
   unknownLineCount: number;
+  /** The turn's tokens, added up over its steps; null when no step reported any. */
+  usage: TokenUsage | null;
 }
 
 /**
  * Turns OpenCode's `run --format json` events, one stdout line at a time, into normalized provider events. OpenCode
  * prints a text part only once it is finished and a tool call only once it has ended, so there are no text deltas and
- * each tool call gives its started and its end activity together. One parser per run.
+ * each tool call gives its started and its end activity together. It retries failed model requests without printing
+ * anything, so there is no retry to show, and a refused key (401) ends its run by itself. One parser per run.
  */
 export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSummary> {
   #providerSessionId: string | null = null;
@@ -50,6 +58,7 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
   #lastStepFinishReason: string | null = null;
   #error: OpencodeReportedError | null = null;
   #notAuthenticatedText: string | null = null;
+  #usage: TokenUsage | null = null;
   readonly #lines = new StreamBookkeeping("opencode");
   /** Completed text per part id, so a part printed again unchanged is not a second message. */
   readonly #completedTexts = new Map<string, string>();
@@ -77,6 +86,7 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
       case "step-finish":
         this.#sessionSeen(classified.line.sessionID, events);
         this.#lastStepFinishReason = classified.line.part.reason ?? null;
+        this.#stepTokens(classified.line.part.tokens, events);
         break;
       case "error":
         if (classified.line.sessionID !== undefined) this.#sessionSeen(classified.line.sessionID, events);
@@ -112,7 +122,33 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
       notAuthenticatedText: this.#notAuthenticatedText,
       ...this.#lines.counts(),
       unknownLineCount: this.#lines.unknownLineCount,
+      usage: this.#usage,
     };
+  }
+
+  /**
+   * Each step is one model request and reports its own tokens, so the turn's are their sum. OpenCode takes the cache
+   * reads and writes out of `input` and the reasoning out of `output`; they are put back, since the model read and
+   * wrote them all, and the cache reads are also `cachedInputTokens`. `total` is the provider's own total.
+   */
+  #stepTokens(tokens: OpencodeStepTokens | undefined, events: ProviderEvent[]): void {
+    if (tokens === undefined) return;
+    const input = [tokens.input, tokens.cache?.read, tokens.cache?.write];
+    const output = [tokens.output, tokens.reasoning];
+    const step: TokenUsage = {};
+    if (input.some((count) => count !== undefined)) step.inputTokens = sum(input);
+    if (output.some((count) => count !== undefined)) step.outputTokens = sum(output);
+    if (tokens.cache?.read !== undefined) step.cachedInputTokens = tokens.cache.read;
+    if (tokens.total !== undefined) step.totalTokens = tokens.total;
+    else if (step.inputTokens !== undefined || step.outputTokens !== undefined) step.totalTokens = (step.inputTokens ?? 0) + (step.outputTokens ?? 0);
+    if (Object.keys(step).length === 0) return;
+    const turn: TokenUsage = { ...this.#usage };
+    for (const field of ["inputTokens", "outputTokens", "cachedInputTokens", "totalTokens"] as const) {
+      const count = step[field];
+      if (count !== undefined) turn[field] = (turn[field] ?? 0) + count;
+    }
+    this.#usage = turn;
+    events.push({ type: "usage", usage: turn });
   }
 
   /** Every line names the run's session; the first one is the conversation to resume later. */
@@ -135,17 +171,19 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
     if (this.#reportedTools.has(id)) return;
     this.#reportedTools.add(id);
     const state = part.state;
-    const { kind, title } = describeOpencodeToolUse(part.tool, state.input, state.status === "completed" ? state.title : undefined);
+    const described = describeOpencodeToolUse(part.tool, state.input, state.status === "completed" ? state.title : undefined);
+    const kind = described.kind;
+    const title = scrubSecrets(described.title);
     events.push({ type: "activity", activity: { id, kind, status: "started", title } });
     if (state.status === "error") {
-      const detail = truncateUtf8(state.error, OPENCODE_ACTIVITY_DETAIL_MAX_BYTES).text;
+      const detail = scrubbedWithin(state.error, OPENCODE_ACTIVITY_DETAIL_MAX_BYTES, scrubSecrets);
       events.push({ type: "activity", activity: { id, kind, status: "failed", title, detail } });
       return;
     }
     // The bash tool finishes "completed" whatever the command's exit code; the code is in its metadata.
     const exit = state.metadata?.exit;
     const failed = typeof exit === "number" && exit !== 0;
-    const detail = truncateUtf8(state.output, OPENCODE_ACTIVITY_DETAIL_MAX_BYTES).text;
+    const detail = scrubbedWithin(state.output, OPENCODE_ACTIVITY_DETAIL_MAX_BYTES, scrubSecrets);
     events.push({ type: "activity", activity: { id, kind, status: failed ? "failed" : "completed", title, detail } });
   }
 
@@ -153,18 +191,23 @@ export class OpencodeStreamParser implements CliStreamParser<OpencodeStreamSumma
     const error = line.error;
     const reported: OpencodeReportedError =
       typeof error === "string"
-        ? { name: null, message: error, statusCode: null }
+        ? { name: null, message: error, statusCode: null, retryable: null }
         : {
             name: error.name ?? null,
             message: error.data?.message ?? error.message ?? error.name ?? "opencode reported an error",
             statusCode: error.data?.statusCode ?? null,
+            retryable: error.data?.isRetryable ?? null,
           };
     this.#error ??= reported;
-    const signedOut = (reported.name !== null && AUTH_ERROR_NAMES.has(reported.name)) || reported.statusCode === 401;
+    const signedOut = (reported.name !== null && AUTH_ERROR_NAMES.has(reported.name)) || isCredentialRefusalStatus(reported.statusCode);
     if (signedOut) this.#notAuthenticatedText ??= reported.message;
   }
 
   #doneLine(line: OpencodeDoneLine): void {
     this.#done = { reason: line.reason, rejected: line.rejected ?? [] };
   }
+}
+
+function sum(counts: readonly (number | undefined)[]): number {
+  return counts.reduce<number>((total, count) => total + (count ?? 0), 0);
 }

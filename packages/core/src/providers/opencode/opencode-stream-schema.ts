@@ -47,14 +47,37 @@ export const opencodeToolUseLineSchema = z.looseObject({
   }),
 });
 
+/** A token count, only read for the usage report: one of an unexpected shape is dropped instead of failing the line. */
+const tokenCountSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined);
+/**
+ * The tokens of one step (one model request), as OpenCode 1.18.33 splits them: `input` without the cache reads and
+ * writes, `output` without the reasoning, `total` the provider's own total.
+ */
+export const opencodeStepTokensSchema = z
+  .object({
+    total: tokenCountSchema,
+    input: tokenCountSchema,
+    output: tokenCountSchema,
+    reasoning: tokenCountSchema,
+    cache: z.object({ read: tokenCountSchema, write: tokenCountSchema }).optional().catch(undefined),
+  })
+  .optional()
+  .catch(undefined);
+export type OpencodeStepTokens = NonNullable<z.infer<typeof opencodeStepTokensSchema>>;
+
 /** The end of one model step; `reason` is "tool-calls" when the model goes on after its tools ran. */
 export const opencodeStepFinishLineSchema = z.looseObject({
   type: z.literal("step_finish"),
   sessionID: sessionIdSchema,
-  part: z.looseObject({ type: z.literal("step-finish"), reason: z.string().optional() }),
+  part: z.looseObject({ type: z.literal("step-finish"), reason: z.string().optional(), tokens: opencodeStepTokensSchema }),
 });
 
-/** A session error: `{name, data: {message, …}}` (ProviderAuthError, APIError, UnknownError, …), or a bare string. */
+/**
+ * A session error: `{name, data: {message, …}}` (ProviderAuthError, APIError, UnknownError, …), or a bare string. An
+ * APIError carries the HTTP status (`statusCode`, absent when no answer came) and whether OpenCode deemed it worth
+ * retrying (`isRetryable`; by the time the line is printed its retries are spent). OpenCode retries silently: its
+ * `run --format json` prints no event per retry.
+ */
 export const opencodeErrorLineSchema = z.looseObject({
   type: z.literal("error"),
   sessionID: sessionIdSchema.optional(),
@@ -63,7 +86,14 @@ export const opencodeErrorLineSchema = z.looseObject({
     z.looseObject({
       name: z.string().optional(),
       message: z.string().optional(),
-      data: z.looseObject({ message: z.string().optional(), statusCode: z.number().optional(), providerID: z.string().optional() }).optional(),
+      data: z
+        .looseObject({
+          message: z.string().optional(),
+          statusCode: z.number().optional(),
+          isRetryable: z.boolean().nullish().catch(null),
+          providerID: z.string().optional(),
+        })
+        .optional(),
     }),
   ]),
 });

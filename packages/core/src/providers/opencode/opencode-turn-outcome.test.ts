@@ -26,16 +26,48 @@ describe("opencodeTurnOutcome", () => {
   });
 
   it("maps an error line with exit 1 to PROVIDER_FAILED with the provider's message", () => {
-    const outcome = opencodeTurnOutcome(exited(1), fixture("api-error.jsonl"), false);
-    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED", message: "Overloaded", details: { exitCode: 1, errorName: "APIError" } } });
+    const lines = ['{"type":"error","timestamp":1,"sessionID":"ses_x","error":{"name":"UnknownError","data":{"message":"something broke"}}}'];
+    const outcome = opencodeTurnOutcome(exited(1), summaryOf(lines), false);
+    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED", message: "something broke", details: { exitCode: 1, errorName: "UnknownError" } } });
     expect(outcome).not.toHaveProperty("conversationLost");
   });
 
   it("maps a missing or refused key to PROVIDER_NOT_AUTHENTICATED with the command that fixes it", () => {
-    for (const name of ["not-authenticated.jsonl", "invalid-key.jsonl"]) {
+    for (const name of ["not-authenticated.jsonl", "invalid-key.jsonl", "refused-key.jsonl"]) {
       const outcome = opencodeTurnOutcome(exited(1), fixture(name), false);
       expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_NOT_AUTHENTICATED", message: expect.stringContaining('"opencode auth login"') as string } });
     }
+    // A key the provider refused (401) says so, and that the key may be what needs fixing.
+    expect(opencodeTurnOutcome(exited(1), fixture("refused-key.jsonl"), false)).toMatchObject({
+      ok: false,
+      error: {
+        message: `opencode's model provider refused its credentials (stand-in says 401); run "opencode auth login" in a terminal, or fix the provider's API key in opencode's config`,
+        details: { provider: "opencode", httpStatus: 401, errorName: "APIError" },
+      },
+    });
+  });
+
+  it("maps a busy or rate-limited provider to PROVIDER_OVERLOADED, retriable", () => {
+    // Recorded: opencode 1.18.33 against a stand-in answering 429, after its own retries.
+    const rateLimited = opencodeTurnOutcome(exited(1), fixture("rate-limited.jsonl"), false);
+    expect(rateLimited).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_OVERLOADED", message: "stand-in says 429", details: { provider: "opencode", httpStatus: 429, retriable: true } },
+    });
+    expect(JSON.stringify(rateLimited.ok ? null : rateLimited.error.toWire())).not.toContain("127.0.0.1");
+    expect(opencodeTurnOutcome(exited(1), fixture("api-error.jsonl"), false)).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_OVERLOADED", message: "Overloaded", details: { provider: "opencode", httpStatus: 529, retriable: true, exitCode: 1 } },
+    });
+    const error = (data: object) => [JSON.stringify({ type: "error", timestamp: 1, sessionID: "ses_x", error: { name: "APIError", data } })];
+    for (const data of [{ message: "Too Many Requests", statusCode: 429, isRetryable: true }, { message: "bad gateway", statusCode: 502 }, { message: "odd", statusCode: 418, isRetryable: true }]) {
+      expect(opencodeTurnOutcome(exited(1), summaryOf(error(data)), false), JSON.stringify(data)).toMatchObject({ ok: false, error: { code: "PROVIDER_OVERLOADED" } });
+    }
+    // Retried without any answer (no server): not a sign of load, and the message carries no endpoint.
+    const unreachable = error({ message: "Cannot connect to API: Unable to connect. Is the computer able to access the url?", isRetryable: true, metadata: { url: "http://127.0.0.1:9/v1/chat/completions" } });
+    const outcome = opencodeTurnOutcome(exited(1, "Error: fetch http://127.0.0.1:9/v1/chat/completions failed\n"), summaryOf(unreachable), false);
+    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED" } });
+    expect(JSON.stringify(outcome.ok ? null : outcome.error.toWire())).not.toContain("127.0.0.1");
   });
 
   it("strips OpenCode's colours from stderr and marks a resumed session it cannot find as lost", () => {
