@@ -177,6 +177,12 @@ describe("pedelec providers / config", () => {
     expect((await pedelec("config", "get", "sessionRetentionDays")).out).toBe("30");
     expect((await pedelec("config", "set", "sessionRetentionDays", "0")).err).toContain("sessionRetentionDays must be");
     expect((await pedelec("config", "set", "sessionRetentionDays", "")).code).toBe(0);
+    expect(all).toMatchObject({ modelResponseTimeoutSeconds: 120 });
+    expect((await pedelec("config", "set", "modelResponseTimeoutSeconds", "45")).code).toBe(0);
+    expect((await pedelec("config", "get", "modelResponseTimeoutSeconds")).out).toBe("45");
+    expect((await pedelec("config", "set", "modelResponseTimeoutSeconds", "4")).err).toContain("modelResponseTimeoutSeconds must be");
+    expect((await pedelec("config", "set", "modelResponseTimeoutSeconds", "7.5")).err).toContain("modelResponseTimeoutSeconds must be");
+    expect((await pedelec("config", "set", "modelResponseTimeoutSeconds", "")).code).toBe(0);
 
     const refused = await pedelec("config", "set", "effortProfiles.claude.low", '["--dangerously-skip-permissions"]');
     expect(refused.code).toBe(1);

@@ -68,7 +68,7 @@ Lists every agent CLI Pedelec can drive: whether this machine can run it, its ve
 
 Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>
 (a JSON array of argv tokens), providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays,
-logging.debug. An empty value resets a key to its default.`,
+modelResponseTimeoutSeconds, logging.debug. An empty value resets a key to its default.`,
 };
 
 export interface CommandIo {

@@ -51,7 +51,10 @@ const ENDPOINT_CHECK_TIMEOUT_MS = 10_000;
 
 const DAY_MS = 24 * 60 * 60_000;
 
-/** What the store's row says after an event: the status, the running turn, the activity time (set by the store). */
+/**
+ * What the store's row says after an event: the status, the running turn, the tokens used, the activity time (set by
+ * the store).
+ */
 function storedPatchFor(envelope: SessionEventEnvelope): Partial<StoredSession> {
   const { event } = envelope;
   switch (event.type) {
@@ -62,6 +65,9 @@ function storedPatchFor(envelope: SessionEventEnvelope): Partial<StoredSession> 
     case "turn-completed":
     case "turn-failed":
       return { activeTurn: null };
+    case "usage-updated":
+      // The total survives a restart with the row; the next Core's session goes on adding to it.
+      return { usage: event.sessionUsage };
     default:
       return {};
   }
@@ -200,6 +206,7 @@ export class SessionManager {
       providerSessionId: null,
       status: "idle",
       activeTurn: null,
+      usage: {},
       createdAt: new Date(this.#now()).toISOString(),
       lastActivityAt: new Date(this.#now()).toISOString(),
       endedAt: null,
@@ -246,6 +253,7 @@ export class SessionManager {
           status: record.status,
           providerSessionId: record.providerSessionId,
           startedTurn: (turnId) => store.startedTurn(record.sessionId, turnId),
+          usage: record.usage,
         });
       } catch (error) {
         log("warn", "could not restore a stored session; it was ended", { sessionId: record.sessionId, error: String(error) });
@@ -336,6 +344,7 @@ export class SessionManager {
       home: this.options.paths.home,
       baseEnv: this.options.env,
       providerIdleTimeoutMs: settings.providerIdleTimeoutMs,
+      modelResponseTimeoutMs: settings.modelResponseTimeoutSeconds * 1000,
       unfollowedTurnGraceMs: settings.unfollowedTurnGraceMs,
       processLedger: this.options.processLedger,
       scriptRunner: this.options.scriptRunner,
@@ -382,6 +391,7 @@ export class SessionManager {
       lastSeq: record.lastSeq,
       activeTurn: null,
       pendingToolCalls: [],
+      usage: record.usage,
     };
   }
 

@@ -4,11 +4,15 @@ import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, Acc
 import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { StartedTurnIds } from "@pedelec/protocol/started-turn-ids";
+import { reduceSessionUsage, sessionUsageState, sessionUsageTotal, type SessionUsageInput, type SessionUsageState } from "@pedelec/protocol/session-usage";
+import type { TokenUsage } from "@pedelec/protocol/token-usage";
+import { UsageUpdateJoiner } from "@pedelec/protocol/usage-update-joiner";
 import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
 import { log } from "./logger.js";
+import { ModelResponseWatch } from "./model-response-watch.js";
 import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome } from "./providers/provider-adapter.js";
 import { ToolCallWaiter } from "./tool-call-waiter.js";
@@ -24,6 +28,9 @@ import { SessionScripts } from "./session-scripts.js";
  * by token.
  */
 export const CHAT_DELTA_WINDOW_MS = 16;
+
+/** How long usage updates that follow a sent one are joined: one display frame, as for text deltas. */
+export const USAGE_UPDATE_WINDOW_MS = CHAT_DELTA_WINDOW_MS;
 
 export interface SessionSetup {
   id: string;
@@ -52,6 +59,8 @@ export interface SessionSetup {
   home: string;
   baseEnv: NodeJS.ProcessEnv;
   providerIdleTimeoutMs: number;
+  /** How long a turn may go without the model's progress outside commands and tool calls (ModelResponseWatch). */
+  modelResponseTimeoutMs: number;
   unfollowedTurnGraceMs: number;
   /** Where provider processes are recorded while they run, so a later Core can reap them if this one is killed. */
   processLedger: ProcessGroupLedger;
@@ -74,6 +83,8 @@ export interface RestoredSessionState {
   providerSessionId: string | null;
   /** Whether the earlier Core started a turn with this id (its turn-started event is in the store). */
   startedTurn: (turnId: string) => boolean;
+  /** The tokens the session used before this Core started: the `sessionUsage` of its last stored usage update. */
+  usage?: TokenUsage;
 }
 
 
@@ -87,6 +98,8 @@ interface ActiveTurn {
   text: string;
   controller: AbortController;
   done: Promise<void>;
+  /** Set while the provider runs. */
+  responseWatch?: ModelResponseWatch;
 }
 
 /**
@@ -115,6 +128,17 @@ export class Session {
     send: (part) => this.#emitEnvelope({ type: "chat-delta", ...part }),
     later: (callback) => setTimeout(callback, CHAT_DELTA_WINDOW_MS),
   });
+  /** The tokens used: the turn's, replaced by each report, and the session's total (session-usage.ts). */
+  #usage: SessionUsageState;
+  /** Usage updates that follow a sent one within one display frame: only the newest goes out. */
+  readonly #usageUpdates = new UsageUpdateJoiner({
+    send: (update) => {
+      // Nothing overtakes a text delta that is waiting.
+      this.#deltas.flush();
+      this.#emitEnvelope({ type: "usage-updated", ...update });
+    },
+    later: (callback) => setTimeout(callback, USAGE_UPDATE_WINDOW_MS),
+  });
 
   /** Scripts run by the page (`workspace.run()`) and by the agent (`pedelec-ts-runtime`). */
   readonly scripts: SessionScripts;
@@ -126,6 +150,7 @@ export class Session {
     this.#seq = restored?.lastSeq ?? 0;
     this.#providerSessionId = restored?.providerSessionId ?? null;
     this.#hadTurn = restored !== undefined && restored.lastSeq > 0;
+    this.#usage = sessionUsageState(restored?.usage);
     this.scripts = new SessionScripts({ threadId: setup.id, workspaceRoot: setup.workspace.path, runner: setup.scriptRunner });
   }
 
@@ -162,6 +187,7 @@ export class Session {
       lastSeq: this.#seq,
       activeTurn: this.#activeTurn === null ? null : { turnId: this.#activeTurn.turnId, turnKind: this.#activeTurn.kind },
       pendingToolCalls: this.#toolCalls.pending(),
+      usage: sessionUsageTotal(this.#usage),
     };
   }
 
@@ -298,11 +324,13 @@ export class Session {
     }
     const toolRequestId = randomUUID();
     this.#pauseIdleWatch();
+    turn.responseWatch?.pause();
     const call = { turnId: turn.turnId, toolRequestId, toolName, args, timeoutMs: tool.timeoutMs };
     const settled = this.#toolCalls.wait(call, AbortSignal.any([turn.controller.signal, callerSignal]));
     this.#emit({ type: "tool-call-requested", ...call });
     this.#setStatus("waiting_tool_result", turn.turnId);
     const settlement = await settled;
+    turn.responseWatch?.resume();
     this.#emit({ type: "tool-call-settled", turnId: turn.turnId, toolRequestId, outcome: settlement.outcome });
     if (this.#activeTurn === turn && this.#toolCalls.size === 0 && !turn.controller.signal.aborted) {
       this.#setStatus("running", turn.turnId);
@@ -337,6 +365,20 @@ export class Session {
     this.#emit({ type: "turn-started", turnId: turn.turnId, turnKind: turn.kind });
     this.#setStatus("running", turn.turnId);
     this.#armIdleWatch(turn);
+    const timeoutMs = setup.modelResponseTimeoutMs;
+    const responseWatch = new ModelResponseWatch(timeoutMs, () => {
+      // What the provider last said about itself tells the user why: "Claude is retrying: overloaded (HTTP 529)…".
+      const notice = responseWatch.lastNotice?.title;
+      turn.controller.abort(
+        new PedelecError(
+          "PROVIDER_TIMEOUT",
+          `${setup.adapter.displayName}'s model made no progress for ${Math.round(timeoutMs / 1000)} s and the turn was stopped` +
+            (notice === undefined ? "" : ` (last: ${notice})`),
+          { timeoutSeconds: timeoutMs / 1000, ...(notice === undefined ? {} : { lastNotice: notice }) },
+        ),
+      );
+    });
+    turn.responseWatch = responseWatch;
     const recordings: Promise<number>[] = [];
     // A provider that cannot resume starts a fresh conversation, with the whole first prompt, every turn.
     const resumeId = setup.adapter.capabilities.resume ? this.#providerSessionId : null;
@@ -360,6 +402,7 @@ export class Session {
       outcome = await this.#runProvider(turn, null, recordings);
     }
     this.#pauseIdleWatch();
+    turn.responseWatch.stop();
     for (const pid of await Promise.all(recordings)) await setup.processLedger.forget(pid).catch(() => undefined);
     // Anything still waiting on this turn (a tool call whose CLI outlived the provider) ends with it.
     if (!turn.controller.signal.aborted) {
@@ -380,6 +423,8 @@ export class Session {
   async #runProvider(turn: ActiveTurn, resumeId: string | null, recordings: Promise<number>[]): Promise<ProviderTurnOutcome> {
     const { setup } = this;
     const env = this.#providerEnv(await setup.loginShellPath());
+    // A new provider run counts its tokens from zero; what an earlier run of this turn used stays in the turn's usage.
+    this.#reduceUsage({ type: "run-started", turnId: turn.turnId });
     const prompt =
       resumeId === null
         ? buildFirstPrompt({ threadId: this.id, guidance: setup.guidance, tools: setup.tools.list(), userText: turn.text })
@@ -396,8 +441,8 @@ export class Session {
         ...(setup.endpoint ? { endpoint: setup.endpoint } : {}),
         env,
         signal: turn.controller.signal,
-        onProcessStarted: (pid) => {
-          recordings.push(setup.processLedger.record(pid).then(() => pid, () => pid));
+        onProcessStarted: (pid, processTag) => {
+          recordings.push(setup.processLedger.record(pid, processTag).then(() => pid, () => pid));
         },
       },
       (event) => this.#onProviderEvent(turn, event),
@@ -407,6 +452,7 @@ export class Session {
   #onProviderEvent(turn: ActiveTurn, event: ProviderEvent): void {
     if (turn.controller.signal.aborted) return;
     if (this.#toolCalls.size === 0) this.#armIdleWatch(turn);
+    turn.responseWatch?.observe(event);
     switch (event.type) {
       case "provider-session-started":
         this.#providerSessionId = event.providerSessionId;
@@ -424,6 +470,9 @@ export class Session {
         return;
       case "activity":
         this.#emit({ type: "activity-updated", turnId: turn.turnId, activity: event.activity });
+        return;
+      case "usage":
+        this.#reduceUsage({ type: "reported", turnId: turn.turnId, usage: event.usage });
         return;
       case "output-seen":
         return;
@@ -483,9 +532,17 @@ export class Session {
     this.#emit(turnId === undefined ? { type: "status-changed", status } : { type: "status-changed", status, turnId });
   }
 
+  /** Applies a usage input; a change goes out joined with those that follow it closely. */
+  #reduceUsage(input: SessionUsageInput): void {
+    const { state, update } = reduceSessionUsage(this.#usage, input);
+    this.#usage = state;
+    if (update !== undefined) this.#usageUpdates.push(update);
+  }
+
   #emit(event: SessionEvent): void {
-    // Whatever follows a delta (its completed message, a tool call, the turn's end) must not overtake it.
+    // Whatever follows a delta or a usage update (a completed message, a tool call, the turn's end) must not overtake it.
     this.#deltas.flush();
+    this.#usageUpdates.flush();
     this.#emitEnvelope(event);
   }
 

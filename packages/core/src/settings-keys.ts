@@ -1,7 +1,13 @@
 import { EFFORT_LEVELS, PROVIDER_CODES, effortLevelSchema, providerCodeSchema, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
-import { loadSettings, updateSettingsFile, type Settings } from "./settings.js";
+import {
+  loadSettings,
+  MAX_MODEL_RESPONSE_TIMEOUT_SECONDS,
+  MIN_MODEL_RESPONSE_TIMEOUT_SECONDS,
+  updateSettingsFile,
+  type Settings,
+} from "./settings.js";
 import { DEFAULT_OLLAMA_BASE_URL, parseBaseUrl } from "./providers/ollama/ollama-endpoint.js";
 import { isAbsolute } from "node:path";
 
@@ -18,6 +24,7 @@ export const CONFIG_KEYS = [
   "ollama.baseUrl",
   "ollama.apiKey",
   "sessionRetentionDays",
+  "modelResponseTimeoutSeconds",
   "logging.debug",
 ];
 
@@ -39,6 +46,7 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
   values["ollama.baseUrl"] = settings.ollama.baseUrl;
   values["ollama.apiKey"] = settings.ollama.apiKey === "" ? null : SECRET_SET;
   values.sessionRetentionDays = settings.sessionRetentionDays;
+  values.modelResponseTimeoutSeconds = settings.modelResponseTimeoutSeconds;
   values["logging.debug"] = settings.logging.debug;
   return values;
 }
@@ -54,7 +62,7 @@ export async function readConfig(settingsFile: string, providers: ProviderRegist
  */
 export async function setConfig(settingsFile: string, providers: ProviderRegistry, key: string, value: string): Promise<void> {
   if (!CONFIG_KEYS.includes(key)) {
-    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays, logging.debug`);
+    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays, modelResponseTimeoutSeconds, logging.debug`);
   }
   const [section, code, level] = key.split(".") as [string, ProviderCode | undefined, string | undefined];
   await updateSettingsFile(settingsFile, (raw) => {
@@ -78,6 +86,17 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
           throw new PedelecError("INVALID_INPUT", "sessionRetentionDays must be a number of days from 0.001 to 3650");
         }
         return { ...raw, sessionRetentionDays: days };
+      }
+      case "modelResponseTimeoutSeconds": {
+        if (value === "") return withEntry(raw, "modelResponseTimeoutSeconds", undefined);
+        const seconds = Number(value);
+        if (!Number.isInteger(seconds) || seconds < MIN_MODEL_RESPONSE_TIMEOUT_SECONDS || seconds > MAX_MODEL_RESPONSE_TIMEOUT_SECONDS) {
+          throw new PedelecError(
+            "INVALID_INPUT",
+            `modelResponseTimeoutSeconds must be a whole number of seconds from ${MIN_MODEL_RESPONSE_TIMEOUT_SECONDS} to ${MAX_MODEL_RESPONSE_TIMEOUT_SECONDS}`,
+          );
+        }
+        return { ...raw, modelResponseTimeoutSeconds: seconds };
       }
       case "logging": {
         // Empty goes back to the default (off).

@@ -37,6 +37,9 @@ export function migrateSettings(raw: Record<string, unknown>, settingsFile: stri
 }
 
 /** The layout of PEDELEC_HOME/settings.json (Core's own file, edited by the user or the control panel). */
+export const MIN_MODEL_RESPONSE_TIMEOUT_SECONDS = 5;
+export const MAX_MODEL_RESPONSE_TIMEOUT_SECONDS = 3600;
+
 export const settingsFileSchema = z.object({
   version: z.literal(SETTINGS_VERSION).default(SETTINGS_VERSION),
   defaultProvider: providerCodeSchema.nullable().default(null),
@@ -63,6 +66,12 @@ export const settingsFileSchema = z.object({
     .default({ baseUrl: DEFAULT_OLLAMA_BASE_URL, apiKey: "" }),
   /** A provider silent this long (outside tool waits) is treated as hung. */
   providerIdleTimeoutMs: z.number().int().min(1000).default(10 * 60_000),
+  /**
+   * How long a turn waits on the model: the time without progress (text, a message, a command or tool starting or
+   * ending) while no command and no page tool call runs. Retry and reconnect notices are not progress, so a dead
+   * endpoint ends the turn with PROVIDER_TIMEOUT within this bound (see ModelResponseWatch).
+   */
+  modelResponseTimeoutSeconds: z.number().int().min(MIN_MODEL_RESPONSE_TIMEOUT_SECONDS).max(MAX_MODEL_RESPONSE_TIMEOUT_SECONDS).default(120),
   /**
    * A running turn that no page follows any more (the browser or the native host went away) is stopped after this
    * long, unless a route comes back first (a reconnecting extension resubscribes).

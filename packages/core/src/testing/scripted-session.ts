@@ -30,6 +30,7 @@ export function scriptedSessionSetup(adapter: ProviderAdapter, published: Sessio
     home: "/tmp",
     baseEnv: {},
     providerIdleTimeoutMs: 60_000,
+    modelResponseTimeoutMs: 60_000,
     unfollowedTurnGraceMs: 60_000,
     processLedger: { record: async () => undefined, forget: async () => undefined } as unknown as SessionSetup["processLedger"],
     scriptRunner: () => Promise.reject(new PedelecError("DENO_UNAVAILABLE", "scripted sessions run no scripts")),
