@@ -38,6 +38,13 @@ export interface E2eOptions {
   siteDir?: string;
   /** The browser's environment (what the native host inherits); by default the test's, with its PEDELEC_HOME. */
   browserEnv?: NodeJS.ProcessEnv;
+  /**
+   * Where provider CLIs are searched first (PEDELEC_PROVIDER_PATH, which `pedelec install` records); by default every
+   * stand-in's folder under test/stand-ins.
+   */
+  providerPath?: string;
+  /** Variables added to the environment of Pedelec's commands and of the browser (a private HOME, a CLI's gateway…). */
+  extraEnv?: Record<string, string>;
 }
 
 export interface E2eEnvironment {
@@ -75,8 +82,10 @@ export async function setUpE2e(options: E2eOptions = {}): Promise<E2eEnvironment
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PEDELEC_HOME: home,
-    PEDELEC_PROVIDER_PATH: standInPath,
-    CLAUDE_CONFIG_DIR: join(home, "claude-state"),
+    PEDELEC_PROVIDER_PATH: options.providerPath ?? standInPath,
+    // The claude stand-in's conversations; a real claude is given a private HOME through extraEnv instead.
+    ...(options.providerPath === undefined ? { CLAUDE_CONFIG_DIR: join(home, "claude-state") } : {}),
+    ...options.extraEnv,
   };
   const pedelec = async (...args: string[]) => {
     try {
@@ -352,4 +361,21 @@ export async function setUpE2eWithStateFolder(variable: string, options: E2eOpti
     await removeStateFolder();
     throw error;
   }
+}
+
+/**
+ * Plays the user granting Full Access to `origin` in the extension's options page: grant, read the warning, confirm.
+ * Returns the origin's row.
+ */
+export async function grantFullAccess(environment: E2eEnvironment, origin: string) {
+  const options = await openExtensionPage(environment, "options.html");
+  const row = options.locator(`[data-origin="${origin}"]`);
+  await row.locator('[data-action="grant-full-access"]').click();
+  const confirm = row.locator('[data-action="confirm-full-access"]');
+  await confirm.waitFor({ timeout: 10_000 });
+  const warning = (await row.textContent()) ?? "";
+  if (!/any of your files/i.test(warning)) throw new Error(`the Full Access confirmation does not warn about the user's files: ${warning}`);
+  await confirm.click();
+  await row.locator('[data-action="revoke-full-access"]').waitFor({ timeout: 10_000 });
+  return row;
 }

@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { approvedSession, corePidOf, openExtensionPage, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { approvedSession, corePidOf, grantFullAccess, setUpE2e, type E2eEnvironment } from "./harness.js";
 import { attempt, logOf } from "./page-scripts.js";
 import { processAlive } from "@pedelec/core/testing/process-group";
 
@@ -12,19 +12,6 @@ afterEach(async () => {
   await environment?.close();
   environment = undefined;
 });
-
-/** Plays the user granting Full Access in the options page: grant, read the warning, confirm. Returns the row. */
-async function grantFullAccess(environment: E2eEnvironment, origin: string) {
-  const options = await openExtensionPage(environment, "options.html");
-  const row = options.locator(`[data-origin="${origin}"]`);
-  await row.locator('[data-action="grant-full-access"]').click();
-  const confirm = row.locator('[data-action="confirm-full-access"]');
-  await confirm.waitFor({ timeout: 10_000 });
-  expect(await row.textContent()).toMatch(/any of your files/i);
-  await confirm.click();
-  await row.locator('[data-action="revoke-full-access"]').waitFor({ timeout: 10_000 });
-  return row;
-}
 
 /** Starts a Full Access run in the page that records its pid in the workspace and waits a minute; returns that pid. */
 async function startLongFullAccessRun(page: Page, workspacePath: string): Promise<number> {

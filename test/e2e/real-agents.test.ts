@@ -1,0 +1,239 @@
+// The real Claude Code, Codex and OpenCode CLIs (pinned in test/real-clis), driven from a page in real Chromium through
+// the extension, the native host and Core, against scripted model servers on loopback (test/model-servers).
+import { existsSync } from "node:fs";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ModelReply, ModelRequest, ModelServer } from "../model-servers/model-server-types.js";
+import { REAL_CLIS, type RealCli } from "../real-clis/real-clis.js";
+import { corePidOf, nativeHostPidsFor } from "./harness.js";
+import { logOf } from "./page-scripts.js";
+import {
+  killSessionProcesses,
+  openRealAgentSession,
+  sessionProcesses,
+  setUpRealAgent,
+  slowToolCallCommand,
+  toolCallCommand,
+  waitForNoSessionProcesses,
+  type RealAgentEnvironment,
+} from "./real-agent.js";
+
+interface CliTraits {
+  streamsDeltas: boolean;
+  responseTimeoutSeconds: number;
+  /** A passing failure the CLI retries on its own, and whether it says so on stdout while it does. */
+  passingFailure: ModelReply;
+  reportsRetries: boolean;
+}
+
+/** What differs between the three CLIs, as the real ones behave. */
+const CLI_TRAITS: Record<RealCli, CliTraits> = {
+  // claude prints a system/api_retry line per attempt.
+  claude: { streamsDeltas: true, responseTimeoutSeconds: 15, passingFailure: { kind: "error", status: 529 }, reportsRetries: true },
+  // codex retries a 5xx answer silently, and prints "Reconnecting... n/m" for a stream cut off mid-way.
+  codex: { streamsDeltas: false, responseTimeoutSeconds: 15, passingFailure: { kind: "drop-mid-stream", deltas: ["Hel"] }, reportsRetries: true },
+  // OpenCode retries silently. It alone takes 7-20 s of a loaded 2-core machine to start, silent, before its first
+  // request.
+  opencode: { streamsDeltas: false, responseTimeoutSeconds: 30, passingFailure: { kind: "error", status: 429 }, reportsRetries: false },
+};
+
+const send = (page: import("playwright-core").Page, text: string) =>
+  page.evaluate((message) => (window as any).send(message), text) as Promise<{ ok: boolean; code?: string; message?: string }>;
+const clearLog = (page: import("playwright-core").Page) => page.evaluate(() => ((window as any).log = []));
+const kinds = (log: any[], kind: string) => log.filter((entry) => entry.kind === kind);
+
+/** A reply that reports what the CLI gave back from the tool call, so the page sees the model got it. */
+const reportToolResult = (request: ModelRequest) => ({ kind: "text" as const, deltas: ["The tool said: ", request.toolResults.join(" | ")] });
+
+for (const cli of REAL_CLIS) {
+  const traits = CLI_TRAITS[cli];
+
+  describe(`the real ${cli} through Pedelec`, () => {
+    let environment: RealAgentEnvironment;
+    let server: ModelServer;
+
+    beforeAll(async () => {
+      environment = await setUpRealAgent(cli, { settings: { modelResponseTimeoutSeconds: String(traits.responseTimeoutSeconds) } });
+      server = environment.server!;
+      // The origin's first session is approved once; every later one of this file goes through.
+      const first = await openRealAgentSession(environment, { approve: true });
+      await first.page.close();
+    });
+    afterAll(async () => {
+      await environment?.close();
+    });
+    beforeEach(() => server.dropScript());
+
+    it("answers a text turn, then calls a page tool with its own shell tool in the resumed conversation", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment);
+      const before = server.requests.length;
+      server.script({ kind: "text", deltas: ["Hello ", "from the ", "real ", cli], usage: { inputTokens: 120, outputTokens: 7 } });
+      expect(await send(page, "Say hello")).toEqual({ ok: true });
+      let log = await logOf(page);
+      const answer = `Hello from the real ${cli}`;
+      expect(kinds(log, "chat").map((entry) => entry.text)).toEqual([answer]);
+      const deltas = kinds(log, "delta").map((entry) => entry.delta);
+      expect(deltas.join("")).toBe(answer);
+      if (traits.streamsDeltas) expect(deltas.length).toBeGreaterThan(1);
+      // What the CLI sent: the first prompt Pedelec built, with the tool index and the user's words last.
+      const firstTurn = server.requests.slice(before).filter((request) => request.purpose === "turn");
+      expect(firstTurn.length).toBeGreaterThanOrEqual(1);
+      expect(firstTurn[0]!.userText).toContain("[Pedelec Runtime Rules]");
+      expect(firstTurn[0]!.userText).toContain("- add_todo: Add a card to the to-do board");
+      expect(firstTurn[0]!.userText.trimEnd().endsWith("[User Message]\nSay hello")).toBe(true);
+
+      await clearLog(page);
+      const resumedFrom = server.requests.length;
+      const command = toolCallCommand(sessionId, "add_todo", { title: "Buy milk" });
+      server.script({ kind: "shell", command }, reportToolResult);
+      expect(await send(page, "Add a card for milk")).toEqual({ ok: true });
+      log = await logOf(page);
+      expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Buy milk" }]);
+      const card = '{"id":"card-1","title":"Buy milk"}';
+      const secondTurn = server.requests.slice(resumedFrom).filter((request) => request.purpose === "turn");
+      // The conversation was resumed: the CLI replayed the first turn to the model.
+      expect(secondTurn[0]!.transcript.map((entry) => entry.text).join("\n")).toContain(answer);
+      expect(secondTurn[0]!.userText).toBe("Add a card for milk");
+      // The page's result came back to the model as the shell tool's output, and the turn went on.
+      expect(secondTurn.at(-1)!.toolResults.join("\n")).toContain(card);
+      expect(kinds(log, "chat").at(-1)?.text).toContain(card);
+      expect(kinds(log, "status").map((entry) => entry.status)).toEqual(["running", "waiting_tool_result", "running", "idle"]);
+      // onActivity shows the command the CLI really ran.
+      const commands = kinds(log, "activity").filter((entry) => entry.activity.kind === "command");
+      expect(commands.map((entry) => entry.activity.status)).toContain("completed");
+      expect(commands.every((entry) => entry.activity.title.includes(`pedelec-cli --thread-id ${sessionId} tool-call add_todo`))).toBe(true);
+      await page.close();
+    });
+
+    it("stops the CLI and every command it started when the page cancels during a long command", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment);
+      try {
+        server.script({ kind: "shell", command: slowToolCallCommand(sessionId) });
+        const sent = send(page, "Wait for the user");
+        await page.waitForFunction(() => (window as any).slowCalls === 1, undefined, { timeout: 60_000 });
+        const running = await sessionProcesses(sessionId);
+        expect(running.some((found) => found.commandLine.includes("tool-call wait_for_user"))).toBe(true);
+        expect(await page.evaluate(() => (window as any).session.cancel().then(() => "cancelled"))).toBe("cancelled");
+        expect(await sent).toMatchObject({ ok: false, code: "TURN_CANCELLED" });
+        expect(await waitForNoSessionProcesses(sessionId)).toEqual([]);
+      } finally {
+        await killSessionProcesses(sessionId);
+        await page.close();
+      }
+    });
+
+    it("cannot write outside the workspace in a sandbox session", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment);
+      const outside = `/var/tmp/pedelec-e2e-outside-${sessionId}`;
+      server.script({ kind: "shell", command: `touch ${outside}` }, reportToolResult);
+      const sent = await send(page, "Write a file outside");
+      expect(existsSync(outside)).toBe(false);
+      expect(sent).toEqual({ ok: true });
+      // The refusal came back to the model as the command's result, and the turn went on to an answer.
+      const answer = kinds(await logOf(page), "chat").at(-1)?.text as string;
+      expect(answer).toMatch(/^The tool said: /);
+      expect(answer.length).toBeGreaterThan("The tool said: ".length);
+      await page.close();
+    });
+
+    it("reports a refused key as PROVIDER_NOT_AUTHENTICATED within 15 s, without the endpoint or the key", async () => {
+      const { page } = await openRealAgentSession(environment);
+      server.script(...Array.from({ length: 12 }, () => ({ kind: "error" as const, status: 401 as const, message: "invalid x-api-key" })));
+      const startedAt = Date.now();
+      const sent = await send(page, "Hello?");
+      const elapsedMs = Date.now() - startedAt;
+      expect(sent).toMatchObject({ ok: false, code: "PROVIDER_NOT_AUTHENTICATED" });
+      expect(elapsedMs).toBeLessThan(15_000);
+      expect(sent.message).not.toContain("127.0.0.1");
+      expect(sent.message).not.toContain("test-key");
+      const errors = kinds(await logOf(page), "error");
+      expect(errors.map((entry) => entry.code)).toEqual(["PROVIDER_NOT_AUTHENTICATED"]);
+      await page.close();
+    });
+
+    it("goes on after a passing model failure, with the retries shown while they happen where the CLI reports them", async () => {
+      const { page } = await openRealAgentSession(environment);
+      server.script(traits.passingFailure, { kind: "text", deltas: ["Back again"] });
+      expect(await send(page, "Are you there?")).toEqual({ ok: true });
+      const log = await logOf(page);
+      expect(kinds(log, "chat").at(-1)?.text).toBe("Back again");
+      if (traits.reportsRetries) {
+        const retries = kinds(log, "activity").filter((entry) => /retrying|reconnecting/i.test(entry.activity.title));
+        expect(retries.length).toBeGreaterThan(0);
+        expect(retries.map((entry) => entry.activity.title).join("\n")).not.toContain("127.0.0.1");
+      }
+      await page.close();
+    });
+
+    it("ends a turn whose model accepts the request and never answers with PROVIDER_TIMEOUT, within the bound", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment);
+      server.script(...Array.from({ length: 8 }, () => ({ kind: "hang" as const })));
+      const startedAt = Date.now();
+      const sent = await send(page, "Anyone?");
+      const elapsedSeconds = (Date.now() - startedAt) / 1000;
+      expect(sent).toMatchObject({ ok: false, code: "PROVIDER_TIMEOUT" });
+      expect(elapsedSeconds).toBeGreaterThanOrEqual(traits.responseTimeoutSeconds - 1);
+      expect(elapsedSeconds).toBeLessThan(traits.responseTimeoutSeconds + 10);
+      expect(await waitForNoSessionProcesses(sessionId)).toEqual([]);
+      await page.close();
+    });
+
+    it("stops the CLI and every command it started when the native host dies mid-turn and no page follows the turn", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment);
+      try {
+        server.script({ kind: "shell", command: slowToolCallCommand(sessionId) });
+        const sent = send(page, "Wait for the user");
+        await page.waitForFunction(() => (window as any).slowCalls === 1, undefined, { timeout: 60_000 });
+        expect((await sessionProcesses(sessionId)).length).toBeGreaterThan(0);
+        const hosts = await nativeHostPidsFor(environment.e2e.home);
+        expect(hosts.length).toBeGreaterThan(0);
+        for (const pid of hosts) process.kill(pid, "SIGKILL");
+        expect(await sent).toMatchObject({ ok: false, code: "NATIVE_CONNECTION_CLOSED" });
+        // Core stops a turn nobody follows after unfollowedTurnGraceMs (3 s by default).
+        expect(await waitForNoSessionProcesses(sessionId, 15_000)).toEqual([]);
+      } finally {
+        await killSessionProcesses(sessionId);
+        await page.close();
+      }
+    });
+
+    it("takes the CLI and every command it started down with Core when Core is killed mid-turn", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment);
+      try {
+        server.script({ kind: "shell", command: slowToolCallCommand(sessionId) });
+        void send(page, "Wait for the user");
+        await page.waitForFunction(() => (window as any).slowCalls === 1, undefined, { timeout: 60_000 });
+        expect((await sessionProcesses(sessionId)).length).toBeGreaterThan(0);
+        process.kill(await corePidOf(environment.e2e), "SIGKILL");
+        expect(await waitForNoSessionProcesses(sessionId)).toEqual([]);
+      } finally {
+        await killSessionProcesses(sessionId);
+        await page.close();
+      }
+    });
+  });
+
+  describe(`the real ${cli} with an endpoint that refuses connections`, () => {
+    let environment: RealAgentEnvironment;
+    beforeAll(async () => {
+      environment = await setUpRealAgent(cli, {
+        refusedEndpoint: true,
+        settings: { modelResponseTimeoutSeconds: String(traits.responseTimeoutSeconds) },
+      });
+    });
+    afterAll(async () => {
+      await environment?.close();
+    });
+
+    it("ends the turn with a code within the bound, naming no endpoint", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment, { approve: true });
+      const startedAt = Date.now();
+      const sent = await send(page, "Hello?");
+      expect((Date.now() - startedAt) / 1000).toBeLessThan(traits.responseTimeoutSeconds + 10);
+      expect(sent.ok).toBe(false);
+      expect(["PROVIDER_TIMEOUT", "PROVIDER_FAILED"]).toContain(sent.code);
+      expect(sent.message).not.toMatch(/127\.0\.0\.1|localhost/);
+      expect(await waitForNoSessionProcesses(sessionId)).toEqual([]);
+      await page.close();
+    });
+  });
+}
