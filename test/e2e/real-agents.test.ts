@@ -80,6 +80,10 @@ for (const cli of REAL_CLIS) {
       expect(firstTurn[0]!.userText).toContain("[Pedelec Runtime Rules]");
       expect(firstTurn[0]!.userText).toContain("- add_todo: Add a card to the to-do board");
       expect(firstTurn[0]!.userText.trimEnd().endsWith("[User Message]\nSay hello")).toBe(true);
+      // The tokens the model server reported reached the page, as the CLI passed them on.
+      const usage = await page.evaluate(() => (window as any).session.usage);
+      expect(usage.outputTokens).toBe(7);
+      expect(usage.inputTokens).toBeGreaterThanOrEqual(120);
 
       await clearLog(page);
       const resumedFrom = server.requests.length;
@@ -161,6 +165,20 @@ for (const cli of REAL_CLIS) {
         expect(retries.length).toBeGreaterThan(0);
         expect(retries.map((entry) => entry.activity.title).join("\n")).not.toContain("127.0.0.1");
       }
+      await page.close();
+    });
+
+    it("ends a turn whose model stays overloaded with a retriable code, the CLI's last retry named", async () => {
+      const { page, sessionId } = await openRealAgentSession(environment);
+      server.script(...Array.from({ length: 40 }, () => ({ kind: "error" as const, status: 429 as const, message: "rate limited" })));
+      const startedAt = Date.now();
+      const sent = await send(page, "Still there?");
+      expect((Date.now() - startedAt) / 1000).toBeLessThan(traits.responseTimeoutSeconds + 10);
+      // codex gives up on its own; claude and OpenCode would retry for minutes, so the response timeout ends them.
+      expect(sent).toMatchObject({ ok: false, code: cli === "codex" ? "PROVIDER_OVERLOADED" : "PROVIDER_TIMEOUT" });
+      if (cli === "claude") expect(sent.message).toMatch(/\(last: Claude is retrying: .*429.*\)$/);
+      expect(sent.message).not.toContain("127.0.0.1");
+      expect(await waitForNoSessionProcesses(sessionId)).toEqual([]);
       await page.close();
     });
 

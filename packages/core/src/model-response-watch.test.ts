@@ -96,7 +96,7 @@ describe("a session whose model does not answer", () => {
       error: {
         code: "PROVIDER_TIMEOUT",
         message: expect.stringMatching(/^Scripted's model made no progress for 0 s and the turn was stopped \(last: retrying, attempt \d+\)$/),
-        details: { timeoutSeconds: 0.3, lastNotice: expect.stringMatching(/^retrying, attempt \d+$/) },
+        details: { timeoutSeconds: 0.3, retriable: true, lastNotice: expect.stringMatching(/^retrying, attempt \d+$/) },
       },
     });
     expect(performance.now() - startedAt).toBeLessThan(2_000);

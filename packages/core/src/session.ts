@@ -374,7 +374,7 @@ export class Session {
           "PROVIDER_TIMEOUT",
           `${setup.adapter.displayName}'s model made no progress for ${Math.round(timeoutMs / 1000)} s and the turn was stopped` +
             (notice === undefined ? "" : ` (last: ${notice})`),
-          { timeoutSeconds: timeoutMs / 1000, ...(notice === undefined ? {} : { lastNotice: notice }) },
+          { timeoutSeconds: timeoutMs / 1000, retriable: true, ...(notice === undefined ? {} : { lastNotice: notice }) },
         ),
       );
     });
