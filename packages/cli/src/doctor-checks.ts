@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { lstat, mkdir, readFile, stat } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
+import { ATTESTATION_KEY_FILE, readAttestationKey } from "@pedelec/core-client/attestation-key";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import type { CorePaths } from "@pedelec/core/core-paths";
 import { isProcessRunning } from "@pedelec/core/process-stat";
@@ -10,7 +12,7 @@ import { ProviderLocator } from "@pedelec/core/provider-locator";
 import { reportProviders, type ProviderReport } from "@pedelec/core/provider-status";
 import { LoginShellPath } from "@pedelec/core/providers/login-shell-path";
 import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
-import { loadSettings } from "@pedelec/core/settings";
+import { loadSettings, settingsFileSchema, type Settings } from "@pedelec/core/settings";
 import type { ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { RequestResult } from "@pedelec/protocol/requests";
@@ -234,6 +236,51 @@ function httpGet(url: string, timeoutMs: number): Promise<{ status: number; body
   });
 }
 
+/**
+ * The key the native host signs Full Access with. Missing is fine while Core has not run (it makes one); damaged
+ * (empty, short, not hex) means Core runs with Full Access off until the file is deleted and Core restarted.
+ */
+export async function attestationKeyCheck(paths: CorePaths, coreRunning: boolean): Promise<DoctorCheck> {
+  const name = "Full Access key";
+  const file = join(paths.keysDir, ATTESTATION_KEY_FILE);
+  const info = await lstat(file).catch(() => undefined);
+  if (info === undefined) {
+    return coreRunning
+      ? fail(name, `${file} is missing, so Full Access is refused`, "restart Core, which makes a new key: `pedelec stop && pedelec start --detach`")
+      : pass(name, `${file} does not exist yet (Core creates it)`);
+  }
+  const restart = `rm '${file}' && pedelec stop && pedelec start --detach`;
+  if (!info.isFile()) return fail(name, `${file} is not a regular file; Full Access is off`, `remove it and restart Core, which makes a new key: \`${info.isDirectory() ? "rm -r" : "rm"} '${file}' && pedelec stop && pedelec start --detach\``);
+  try {
+    readAttestationKey(paths.keysDir);
+  } catch (error) {
+    return fail(name, `${PedelecError.from(error, "FULL_ACCESS_ATTESTATION_INVALID").message} (${info.size} bytes); Full Access is off, sandboxed sessions still work`, `delete it and restart Core, which makes a new key: \`${restart}\`; then grant Full Access again where it was granted`);
+  }
+  return pass(name, `${file} holds a key of the right size`);
+}
+
+/**
+ * The settings file, read as Core reads it, and the settings the provider checks use: the file's, or the defaults when
+ * it is invalid (what a Core that starts now uses: it ignores an invalid file and keeps its last good settings).
+ */
+export async function settingsCheck(paths: CorePaths): Promise<{ check: DoctorCheck; settings: Settings }> {
+  const name = "settings";
+  try {
+    const settings = await loadSettings(paths.settingsFile);
+    return { check: pass(name, existsSync(paths.settingsFile) ? `${paths.settingsFile} is valid` : `no ${paths.settingsFile} yet (defaults apply)`), settings };
+  } catch (error) {
+    const message = PedelecError.from(error, "INVALID_INPUT").message;
+    return {
+      check: fail(
+        name,
+        `${message}; Core ignores the file and keeps its last good settings (the defaults when it starts), so the checks below use the defaults`,
+        `correct that entry in ${paths.settingsFile}, or set it again with \`pedelec config set <key> <value>\` once the file is valid; to start from the defaults, move it aside: \`mv '${paths.settingsFile}' '${paths.settingsFile}.invalid'\``,
+      ),
+      settings: settingsFileSchema.parse({}),
+    };
+  }
+}
+
 /** Most likely installed first. */
 const HINT_ORDER: readonly ProviderCode[] = ["claude", "codex", "opencode", "cursor", "antigravity", "ollama"];
 
@@ -241,8 +288,7 @@ const HINT_ORDER: readonly ProviderCode[] = ["claude", "codex", "opencode", "cur
  * One line per provider (missing is fine unless it is the default provider), then one that fails when none at all can
  * be used.
  */
-export async function providerChecks(paths: CorePaths, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
-  const settings = await loadSettings(paths.settingsFile);
+export async function providerChecks(settings: Settings, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
   const registry = createProviderRegistry();
   const reports = await reportProviders(registry, new ProviderLocator(registry, env, new LoginShellPath(env)), settings);
   const checks = reports.map((report) => providerCheck(report, settings.defaultProvider ?? null));

@@ -125,6 +125,35 @@ describe("pedelec doctor", () => {
     expect(code).toBe(0);
   });
 
+  it("reports an invalid settings.json as a failing check with its fix, in the JSON", async () => {
+    const env = environment();
+    await pedelec(env, ["install", "--user-data-dir", profile]);
+    await mkdir(pedelecHome, { recursive: true, mode: 0o700 });
+    const settingsFile = join(pedelecHome, "settings.json");
+    await writeFile(settingsFile, JSON.stringify({ providers: { claude: {} } }));
+    const { code, report, check, err } = await doctor(env);
+    expect(code).toBe(1);
+    expect(report.ok).toBe(false);
+    expect(check("settings")).toMatchObject({ ok: false, detail: expect.stringContaining(`${settingsFile} is invalid`), fix: expect.stringContaining(`mv '${settingsFile}'`) });
+    expect(report.checks.filter((each) => !each.ok).map((each) => each.name)).toEqual(["settings"]);
+    // The provider checks still ran, on the defaults.
+    expect(check("provider Claude Code").ok).toBe(true);
+    expect(err).not.toMatch(/INVALID_INPUT/);
+  });
+
+  it("names the fix for a damaged Full Access key; Core still comes up", async () => {
+    const env = environment();
+    await pedelec(env, ["install", "--user-data-dir", profile]);
+    const keyFile = join(pedelecHome, "keys", "full-access.key");
+    await mkdir(join(pedelecHome, "keys"), { recursive: true, mode: 0o700 });
+    await writeFile(keyFile, "", { mode: 0o600 });
+    const { code, report, check } = await doctor(env);
+    expect(code).toBe(1);
+    expect(check("Core").ok).toBe(true);
+    expect(check("Full Access key")).toMatchObject({ ok: false, detail: expect.stringContaining("damaged"), fix: expect.stringContaining(`rm '${keyFile}' && pedelec stop && pedelec start --detach`) });
+    expect(report.checks.filter((each) => !each.ok).map((each) => each.name)).toEqual(["Full Access key"]);
+  });
+
   it("names the fix when no host manifest is registered", async () => {
     const { code, report, check } = await doctor(environment());
     expect(code).toBe(1);

@@ -5,6 +5,7 @@ import { BROWSER_LAYOUTS, browsersOn, findBrowsers, isBrowserId, type BrowserLay
 import { parseCommandLine, UsageError } from "./command-line.js";
 import {
   assetServerCheck,
+  attestationKeyCheck,
   browsersCheck,
   bubblewrapCheck,
   coreCheck,
@@ -14,6 +15,7 @@ import {
   nodeVersionCheck,
   permissionChecks,
   providerChecks,
+  settingsCheck,
   type DoctorCheck,
 } from "./doctor-checks.js";
 import { registrarFor } from "./install-command.js";
@@ -120,9 +122,12 @@ async function runChecks(
   report(core.check);
   if (machine.platform !== "win32") for (const check of await permissionChecks(paths, core.ping !== null)) report(check);
   if (core.ping !== null) report(await assetServerCheck(paths.socketPath, core.ping));
+  report(await attestationKeyCheck(paths, core.ping !== null));
 
+  const settings = await settingsCheck(paths);
+  report(settings.check);
   progress("Looking for agent CLIs (this may ask your login shell for its PATH)…");
-  for (const check of await providerChecks(paths, env)) report(check);
+  for (const check of await providerChecks(settings.settings, env)) report(check);
   progress("Running the pinned Deno…");
   report(await denoCheck());
   if (machine.platform === "linux") {

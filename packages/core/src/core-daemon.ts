@@ -116,8 +116,9 @@ async function startCoreSteps(
   await checkpoint();
 
   // The native host signs Full Access admissions with this key; only this OS user can read it. It exists before Core
-  // listens: the native host reads it once Core answers.
+  // listens: the native host reads it once Core answers. A damaged key turns Full Access off, not Core.
   const attestationKey = ensureAttestationKey(paths.keysDir);
+  if (!attestationKey.usable) log("error", "Full Access is off: Core's key is not usable", { error: attestationKey.error.message });
   const connections = new Set<CoreClientConnection>();
   const publish = (envelope: SessionEventEnvelope): void => {
     for (const connection of connections) {

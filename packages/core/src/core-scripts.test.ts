@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -154,6 +154,23 @@ describe("scripts through Core", () => {
     });
     // A session cannot be made Full Access by its flag either.
     await expect(sessionWithWorkspace(page, { access: "full" })).rejects.toMatchObject({ code: "FULL_ACCESS_NOT_GRANTED" });
+    page.close();
+  });
+
+  it("comes up with a damaged Full Access key: sandbox runs work, Full Access is refused with the key's file named", async () => {
+    await mkdir(join(core.home, "keys"), { recursive: true, mode: 0o700 });
+    await writeFile(join(core.home, "keys", "full-access.key"), "0123", { mode: 0o600 });
+    const running = await core.start();
+    const page = await CoreConnection.open(running.paths.socketPath);
+    const { sessionId, workspace } = await sessionWithWorkspace(page);
+    await writeFile(join(workspace.path, "ok.ts"), 'console.log("sandboxed");\n');
+    await expect(hostRequest(page, "runWorkspaceScript", { sessionId, runId: "sandboxed", entry: "ok.ts" })).resolves.toMatchObject({ exitCode: 0, stdout: "sandboxed\n" });
+    const someKey = Buffer.alloc(32, 7);
+    await expect(hostRequest(page, "runWorkspaceScript", { sessionId, runId: "full", entry: "ok.ts", access: "full" }, { key: someKey })).rejects.toMatchObject({
+      code: "FULL_ACCESS_ATTESTATION_INVALID",
+      message: expect.stringMatching(/Full Access is off \(.*full-access\.key\).*damaged/),
+    });
+    await expect(sessionWithWorkspace(page, { access: "full" }, { key: someKey })).rejects.toMatchObject({ code: "FULL_ACCESS_ATTESTATION_INVALID" });
     page.close();
   });
 

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
 import type { AttestationClaims } from "@pedelec/protocol/full-access";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { ATTESTATION_KEY_FILE, newNonce, readAttestationKey, requestDigest, signClaims } from "@pedelec/core-client/full-access-attestation";
 import { ensureAttestationKey } from "./attestation-key.js";
 import { FullAccessGate } from "./full-access-gate.js";
@@ -138,10 +139,29 @@ describe("the attestation key", () => {
     dir = await mkdtemp(join(tmpdir(), "pedelec-keys-"));
     const keysDir = join(dir, "keys");
     const first = ensureAttestationKey(keysDir);
+    expect(first.usable).toBe(true);
     expect(ensureAttestationKey(keysDir)).toEqual(first);
-    expect(readAttestationKey(keysDir)).toEqual(first);
+    expect(readAttestationKey(keysDir)).toEqual(first.usable && first.key);
     expect((await stat(keysDir)).mode & 0o777).toBe(0o700);
     expect((await stat(join(keysDir, ATTESTATION_KEY_FILE))).mode & 0o777).toBe(0o600);
+    // Written whole and linked into place: no temporary file is left beside it.
+    expect(await readdir(keysDir)).toEqual([ATTESTATION_KEY_FILE]);
+  });
+
+  it.each([
+    ["empty", ""],
+    ["short", "abcd"],
+  ])("reports an %s key without throwing and leaves it for the user to delete", async (_label, text) => {
+    dir = await mkdtemp(join(tmpdir(), "pedelec-keys-"));
+    await writeFile(join(dir, ATTESTATION_KEY_FILE), text, { mode: 0o600 });
+    const state = ensureAttestationKey(dir);
+    expect(state).toMatchObject({ usable: false, error: { code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining(join(dir, ATTESTATION_KEY_FILE)) } });
+    expect(await readFile(join(dir, ATTESTATION_KEY_FILE), "utf8")).toBe(text);
+  });
+
+  it("refuses every Full Access admission while the key is damaged", () => {
+    const gate = new FullAccessGate(new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", "Full Access is off (keys/full-access.key): damaged"), () => NOW);
+    expect(() => gate.admit(attested(), request().payload)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("Full Access is off") }));
   });
 
   it("reports a missing or damaged key as FULL_ACCESS_ATTESTATION_INVALID", async () => {

@@ -17,13 +17,16 @@ export class FullAccessGate {
   /** Origin → when the extension last revoked its Full Access; older grants are dead. */
   readonly #revokedAt = new Map<string, number>();
 
+  /** `key` is Core's key, or, when it is not usable, why: then every admission is refused with that error. */
   constructor(
-    private readonly key: Buffer,
+    private readonly key: Buffer | PedelecError,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** The verified claims, or a coded refusal. */
   admit(frame: CoreRequestFrame, payload: unknown): AttestationClaims {
+    // Nothing can be verified without the key; saying so is clearer than any other refusal.
+    if (this.key instanceof PedelecError) throw new PedelecError(this.key.code, this.key.message);
     const origin = frame.origin;
     if (origin === undefined || frame.attestation === undefined) {
       throw new PedelecError("FULL_ACCESS_NOT_GRANTED", `Full Access is not granted to ${origin ?? "this caller"}; the user grants it in the Pedelec extension's options`);

@@ -4,6 +4,7 @@
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { AssetTransfers } from "./assets/asset-transfers.js";
+import type { AttestationKeyState } from "./attestation-key.js";
 import type { CorePaths } from "./core-paths.js";
 import { FullAccessGate } from "./full-access-gate.js";
 import { log } from "./logger.js";
@@ -23,7 +24,8 @@ export interface SessionRuntimeOptions {
   processLedger: ProcessGroupLedger;
   scriptLedger: ProcessGroupLedger;
   /** The key the native host signs Full Access admissions with (Core created it before listening). */
-  attestationKey: Buffer;
+  /** Core's Full Access key, or why Full Access is off. */
+  attestationKey: AttestationKeyState;
   publish: (envelope: SessionEventEnvelope) => void;
   processLog?: ProcessLog;
   /** The asset server's transfers once whenReady() has resolved; undefined before. */
@@ -69,7 +71,7 @@ export function createSessionRuntime(options: SessionRuntimeOptions): SessionRun
   retentionSweep.unref();
   const route = createRequestRouter({
     sessions,
-    fullAccess: new FullAccessGate(options.attestationKey),
+    fullAccess: new FullAccessGate(options.attestationKey.usable ? options.attestationKey.key : options.attestationKey.error),
     assets: options.assets,
     whenReady: options.whenReady,
   });

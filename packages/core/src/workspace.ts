@@ -2,10 +2,10 @@ import { mkdir, realpath, rm, stat, readdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { ensureRuntimeFolders, RUNTIME_FOLDER } from "@pedelec/script-runtime/runtime-folders";
 import { isInside, refusedWorkspaceReason } from "./workspace-policy.js";
 
-export const RUNTIME_DIR_NAME = ".pedelec-runtime";
-const RUNTIME_SUBDIRS = ["assets", "logs", "skills", "tmp"] as const;
+export const RUNTIME_DIR_NAME = RUNTIME_FOLDER;
 
 export interface PreparedWorkspace {
   /** Real path of the workspace root. */
@@ -14,10 +14,13 @@ export interface PreparedWorkspace {
   managed: boolean;
 }
 
+/**
+ * `.pedelec-runtime/{assets,logs,skills,tmp}`, every level checked with lstat before anything is made below it: a
+ * symlinked `.pedelec-runtime` is WORKSPACE_PATH_INVALID and nothing is created at its target; a damaged sub-folder is
+ * repaired (see ensureRuntimeFolders).
+ */
 async function createRuntimeDirs(root: string): Promise<void> {
-  for (const name of RUNTIME_SUBDIRS) {
-    await mkdir(join(root, RUNTIME_DIR_NAME, name), { recursive: true, mode: 0o700 });
-  }
+  await ensureRuntimeFolders(root);
 }
 
 /** PEDELEC_HOME/workspaces/<threadId>, created fresh. */

@@ -1,6 +1,6 @@
 // Attacks on the sandbox, each with its exact outcome: a refusal before the run, the script's exit code with the
 // error it met, or what it printed. Real Deno, real bubblewrap, real files outside the workspace.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { link, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -25,7 +25,7 @@ interface Context {
 }
 
 type Expectation =
-  | { refused: "DENO_ENTRY_INVALID" | "DENO_IMPORT_MAP_INVALID"; message?: RegExp }
+  | { refused: "DENO_ENTRY_INVALID" | "DENO_IMPORT_MAP_INVALID" | "WORKSPACE_PATH_INVALID"; message?: RegExp }
   /** An uncaught error of this name ends the script with exit code 1. */
   | { error: string; stderr?: RegExp }
   | { exitCode: number; stdout?: string | RegExp; stderr?: RegExp };
@@ -51,6 +51,18 @@ let server: Server;
 let serverUrl: string;
 let serverHits = 0;
 let runCounter = 0;
+
+/**
+ * A script that runs each statement and prints what stopped it: the error's name, or its OS error number (30 EROFS, 18
+ * EXDEV, 16 EBUSY, 21 EISDIR) for errors Deno gives no name; "ran" when nothing did.
+ */
+const tryEach = (statements: string[]) =>
+  statements.map((statement) => `try { ${statement}; console.log("ran"); } catch (error) { console.log(/\\(os error (\\d+)\\)/.exec(error.message)?.[0] ?? error.name); }`).join("\n");
+
+/** Pedelec's folders are still real folders after the run. */
+const runtimeIntact = (context: Context) => {
+  for (const name of ["", "assets", "logs", "skills", "tmp"]) expect(lstatSync(join(context.ws, ".pedelec-runtime", name)).isDirectory()).toBe(true);
+};
 
 const secretUnchanged = (context: Context) => {
   expect(readFileSync(context.secretTxt, "utf8")).toBe(SECRET);
@@ -185,7 +197,12 @@ const cases: Case[] = [
   { name: "a type error still runs (no type check)", source: () => `const n: number = "text" as unknown as number; console.log(typeof n);`, expect: { exitCode: 0, stdout: "string\n" } },
   { name: "the script's own exit code passes through", source: () => `Deno.exit(7);`, expect: { exitCode: 7, stdout: "" } },
   { name: "syntax error in a workspace module is refused with Deno's message", files: { "broken.ts": "let x = ;" }, source: () => `import "./broken.ts";`, expect: { refused: "DENO_ENTRY_INVALID", message: /broken\.ts cannot be loaded: SyntaxError/ } },
-  { name: "a workspace .pedelec-runtime symlinked outside is refused", setup: async (c) => { await rm(join(c.ws, ".pedelec-runtime"), { recursive: true, force: true }); await symlink(c.outside, join(c.ws, ".pedelec-runtime")); }, source: () => `console.log(1);`, expect: { refused: "DENO_ENTRY_INVALID", message: /must be a folder inside the workspace/ }, after: (c) => expect(readdirSync(c.outside).sort()).toEqual(["secret.json", "secret.ts", "secret.txt", "shared.txt"]) },
+  { name: "a workspace .pedelec-runtime symlinked outside is refused", setup: async (c) => { await rm(join(c.ws, ".pedelec-runtime"), { recursive: true, force: true }); await symlink(c.outside, join(c.ws, ".pedelec-runtime")); }, source: () => `console.log(1);`, expect: { refused: "WORKSPACE_PATH_INVALID", message: /\.pedelec-runtime is a symlink/ }, after: (c) => expect(readdirSync(c.outside).sort()).toEqual(["secret.json", "secret.ts", "secret.txt", "shared.txt"]) },
+  // — Pedelec's .pedelec-runtime: read-only in the sandbox except assets/ and tmp/, and none of its mounted folders can be replaced.
+  { name: "replacing .pedelec-runtime/assets with a file is refused", source: () => tryEach([`Deno.removeSync(".pedelec-runtime/assets", { recursive: true })`, `Deno.renameSync(".pedelec-runtime/assets", "moved")`, `Deno.writeTextFileSync(".pedelec-runtime/assets", "x")`]), expect: { exitCode: 0, stdout: "(os error 30)\n(os error 18)\n(os error 21)\n" }, after: (c) => runtimeIntact(c) },
+  { name: "rewriting or adding a run log is refused", setup: async (c) => { await mkdir(join(c.ws, ".pedelec-runtime/logs"), { recursive: true }); await writeFile(join(c.ws, ".pedelec-runtime/logs/run-old.json"), "{}"); }, source: () => tryEach([`Deno.writeTextFileSync(".pedelec-runtime/logs/run-old.json", "forged")`, `Deno.writeTextFileSync(".pedelec-runtime/logs/run-new.json", "forged")`, `Deno.removeSync(".pedelec-runtime/logs/run-old.json")`, `Deno.removeSync(".pedelec-runtime/logs", { recursive: true })`]), expect: { exitCode: 0, stdout: "(os error 30)\n(os error 30)\n(os error 30)\n(os error 30)\n" }, after: (c) => { expect(readFileSync(join(c.ws, ".pedelec-runtime/logs/run-old.json"), "utf8")).toBe("{}"); runtimeIntact(c); } },
+  { name: "replacing .pedelec-runtime itself or its tmp folder is refused", source: () => tryEach([`Deno.removeSync(".pedelec-runtime", { recursive: true })`, `Deno.renameSync(".pedelec-runtime", "moved")`, `Deno.renameSync(".pedelec-runtime/tmp", "moved")`, `Deno.mkdirSync(".pedelec-runtime/extra")`]), expect: { exitCode: 0, stdout: "(os error 30)\n(os error 16)\n(os error 18)\n(os error 30)\n" }, after: (c) => runtimeIntact(c) },
+  { name: "assets and tmp stay writable", source: () => `Deno.writeTextFileSync(".pedelec-runtime/assets/out.txt", "made"); Deno.mkdirSync(".pedelec-runtime/tmp/work"); console.log("ok");`, expect: { exitCode: 0, stdout: "ok\n" }, after: (c) => expect(readFileSync(join(c.ws, ".pedelec-runtime/assets/out.txt"), "utf8")).toBe("made") },
 ];
 
 beforeAll(async () => {
@@ -306,7 +323,7 @@ describe("sandbox limits and lifecycle", () => {
     expect(result.durationMs).toBeLessThan(10_000);
   });
 
-  it("lets V8 end a heap bomb at the heap limit (non-zero exit)", async () => {
+  it("reports a heap bomb that V8 ends at the heap limit as memory-limit", async () => {
     const result = await limited.run({
       runId: "heap-bomb",
       threadId: "thread-limits",
@@ -315,10 +332,36 @@ describe("sandbox limits and lifecycle", () => {
       source: `const keep = []; for (;;) keep.push({ value: Math.random(), text: "x" + Math.random() });`,
       timeoutMs: 30_000,
     });
-    expect(result.termination).toBe("exited");
-    // Deno dies of SIGTRAP (5); bubblewrap reports it as 128 + 5.
+    // Deno dies of SIGTRAP (5); bubblewrap reports it as 128 + 5, and V8 says why on stderr.
     expect(result.exitCode).toBe(133);
-    expect(result.stderr).toMatch(/Fatal JavaScript (invalid size error|out of memory)|JavaScript heap out of memory|Reached heap limit/);
+    expect(result.stderr).toMatch(/# Fatal JavaScript out of memory/);
+    expect(result.termination).toBe("memory-limit");
+    expect(result.timedOut).toBe(false);
+  });
+
+  it("keeps a plain exit 133 as the script's own, even with V8's words on stdout", async () => {
+    const result = await limited.run({
+      runId: "exit-133",
+      threadId: "thread-limits",
+      workspaceRoot: await workspace(),
+      access: "sandbox",
+      source: `console.log("# Fatal JavaScript out of memory: not really"); console.error("something else"); Deno.exit(133);`,
+      timeoutMs: 30_000,
+    });
+    expect(result).toMatchObject({ termination: "exited", exitCode: 133, signal: null });
+  });
+
+  it("repairs .pedelec-runtime damaged from outside before the next run", async () => {
+    const ws = await workspace();
+    const run = (runId: string) => limited.run({ runId, threadId: "thread-limits", workspaceRoot: ws, access: "sandbox", source: `console.log("ran");`, timeoutMs: 30_000 });
+    expect((await run("before-damage")).stdout).toBe("ran\n");
+    await rm(join(ws, ".pedelec-runtime/assets"), { recursive: true });
+    await writeFile(join(ws, ".pedelec-runtime/assets"), "a file where the folder belongs");
+    await rm(join(ws, ".pedelec-runtime/tmp"), { recursive: true });
+    await symlink(outside, join(ws, ".pedelec-runtime/tmp"));
+    expect(await run("after-damage")).toMatchObject({ termination: "exited", exitCode: 0, stdout: "ran\n" });
+    for (const name of ["assets", "tmp"]) expect(lstatSync(join(ws, ".pedelec-runtime", name)).isDirectory()).toBe(true);
+    expect(readdirSync(outside).sort()).toEqual(["secret.json", "secret.ts", "secret.txt", "shared.txt"]);
   });
 
   it("times out an infinite loop", async () => {

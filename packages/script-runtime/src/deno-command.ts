@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import { RUNTIME_MOUNT_FDS } from "./runtime-mounts.js";
 import { isInside } from "./workspace-paths.js";
 
 /** Where the Deno binary appears inside the sandbox: a neutral path, so `Deno.execPath()` names no host folder. */
@@ -62,12 +64,17 @@ export interface BubblewrapInput extends DenoRunInput {
   /** The per-run private folder holding the merged import map and the generated module. */
   runFolder: string;
   tmpDir: string;
+  /** `<workspace>/.pedelec-runtime`; the child holds it, its assets and its tmp open at RUNTIME_MOUNT_FDS. */
+  runtimeFolder: string;
 }
 
 /**
  * The bubblewrap command around a sandboxed run. Inside, only the Deno binary, its libraries, /proc, /dev, an empty
  * /tmp, the workspace (read-write) and the run's private folder (read-only) exist: a symlink to an outside file
- * resolves to nothing, and a module swapped in after the pre-check cannot import anything outside. No
+ * resolves to nothing, and a module swapped in after the pre-check cannot import anything outside. Pedelec's
+ * `.pedelec-runtime` is read-only in there except its `assets` and `tmp` (mounted from descriptors Core opened and
+ * checked, see openRuntimeMounts): a script cannot rewrite run logs or skills, and cannot remove, rename or replace
+ * any of the mounted folders themselves (a mount point is busy). No
  * `--new-session`: the sandbox stays in the process group the runner kills (the runner's own spawn already gives it
  * a new session without a controlling terminal).
  */
@@ -92,6 +99,15 @@ export function bubblewrapArgs(input: BubblewrapInput): string[] {
     "--bind",
     input.realWorkspace,
     input.realWorkspace,
+    "--ro-bind-fd",
+    String(RUNTIME_MOUNT_FDS.runtime),
+    input.runtimeFolder,
+    "--bind-fd",
+    String(RUNTIME_MOUNT_FDS.assets),
+    join(input.runtimeFolder, "assets"),
+    "--bind-fd",
+    String(RUNTIME_MOUNT_FDS.tmp),
+    join(input.runtimeFolder, "tmp"),
     "--ro-bind",
     input.runFolder,
     input.runFolder,

@@ -1,6 +1,6 @@
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { constants } from "node:fs";
-import { access, stat } from "node:fs/promises";
+import { access, open, stat } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 
 /** The OS-level wall around sandboxed runs, or why there is none. */
@@ -62,13 +62,25 @@ async function findBubblewrap(pathVariable: string | undefined): Promise<string 
   return undefined;
 }
 
-/** Runs bwrap itself inside the same namespaces the runner asks for; undefined when it worked. */
-function smokeRun(executable: string): Promise<string | undefined> {
-  const args = ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--clearenv", "--", executable, "--version"];
-  return new Promise((resolve) => {
-    execFile(executable, args, { timeout: SMOKE_TIMEOUT_MS, env: {} }, (error, _stdout, stderr) => {
-      if (error === null) resolve(undefined);
-      else resolve((stderr.trim() || error.message).split("\n")[0]);
+/**
+ * Runs bwrap itself inside the same namespaces the runner asks for, mounting a folder from a descriptor as the runner
+ * mounts `.pedelec-runtime` (`--ro-bind-fd`, which old bubblewrap lacks); undefined when it worked.
+ */
+async function smokeRun(executable: string): Promise<string | undefined> {
+  const args = ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind-fd", "3", "/tmp/descriptor-mount", "--clearenv", "--", executable, "--version"];
+  const folder = await open("/", constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    return await new Promise((resolve) => {
+      const child = spawn(executable, args, { env: {}, stdio: ["ignore", "ignore", "pipe", folder.fd], timeout: SMOKE_TIMEOUT_MS });
+      let stderr = "";
+      child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+      child.once("error", (error) => resolve(error.message));
+      child.once("close", (code, signal) => {
+        if (code === 0) resolve(undefined);
+        else resolve((stderr.trim() || `exit ${code ?? signal}`).split("\n")[0]);
+      });
     });
-  });
+  } finally {
+    await folder.close();
+  }
 }

@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
+import type { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import type { AccessMode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -24,7 +25,9 @@ import { groupResidentKib, killGroup } from "./process-table.js";
 import { writeRunLog } from "./run-log.js";
 import type { SandboxWall } from "./sandbox-wall.js";
 import { sharedLibrariesOf } from "./shared-libraries.js";
-import { prepareRuntimeFolders, resolveWorkspaceFile, resolveWorkspaceRoot } from "./workspace-paths.js";
+import { ensureRuntimeFolders } from "./runtime-folders.js";
+import { openRuntimeMounts, type RuntimeMounts } from "./runtime-mounts.js";
+import { resolveWorkspaceFile, resolveWorkspaceRoot } from "./workspace-paths.js";
 
 export interface ScriptRunnerOptions {
   /** The pinned Deno binary (see `locateDeno`). */
@@ -89,6 +92,7 @@ export interface ScriptRunRequest {
 /** What a run needs once everything is checked. */
 interface PreparedRun {
   realWorkspace: string;
+  runtimeFolder: string;
   entryPath: string;
   importMapPath: string;
   runFolder: string;
@@ -145,7 +149,7 @@ export class ScriptRunner {
     }
     await ensureExecutable(this.#options.denoPath);
     const realWorkspace = await resolveWorkspaceRoot(request.workspaceRoot);
-    const runtimeFolder = await prepareRuntimeFolders(realWorkspace);
+    const runtimeFolder = await ensureRuntimeFolders(realWorkspace);
     const runFolder = await this.#createRunFolder(request.runId);
     const stdinPath = request.source === undefined ? undefined : join(realWorkspace, `.pedelec-stdin-${request.runId}.ts`);
     const cleanupErrors: string[] = [];
@@ -248,7 +252,7 @@ export class ScriptRunner {
     }
     const args = [...(request.args ?? [])];
     if (args[0] === "--") args.shift();
-    return { realWorkspace, entryPath, importMapPath, runFolder, args, tmpDir };
+    return { realWorkspace, runtimeFolder, entryPath, importMapPath, runFolder, args, tmpDir };
   }
 
   async #execute(request: ScriptRunRequest, prepared: PreparedRun): Promise<{ result: ScriptRunResult; cancelReason?: string }> {
@@ -257,6 +261,7 @@ export class ScriptRunner {
     const wall = this.#options.wall;
     let command: string;
     let args: string[];
+    let mounts: RuntimeMounts | undefined;
     if (sandboxed) {
       if (wall.kind !== "bubblewrap") throw new PedelecError("DENO_UNAVAILABLE", "sandboxed runs need an OS sandbox");
       command = wall.executable;
@@ -266,6 +271,7 @@ export class ScriptRunner {
         libraries: await sharedLibrariesOf(this.#options.denoPath),
         runFolder: prepared.runFolder,
         tmpDir: prepared.tmpDir,
+        runtimeFolder: prepared.runtimeFolder,
         realWorkspace: prepared.realWorkspace,
         importMapPath: prepared.importMapPath,
         entryPath: prepared.entryPath,
@@ -277,21 +283,34 @@ export class ScriptRunner {
       args = fullAccessDenoRunArgs({ importMapPath: prepared.importMapPath, entryPath: prepared.entryPath, args: prepared.args });
     }
     throwIfCancelled(request.signal);
+    if (sandboxed) mounts = await openRuntimeMounts(prepared.runtimeFolder);
 
     const started = performance.now();
     // detached: the run is the leader of its own process group (and session), so one kill reaches all of it.
-    const child = spawn(command, args, {
-      cwd: prepared.realWorkspace,
-      env: sandboxed ? {} : this.#options.hostEnv,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    let child: ChildProcessByStdio<null, Readable, Readable>;
+    try {
+      child = spawn(command, args, {
+        cwd: prepared.realWorkspace,
+        env: sandboxed ? {} : this.#options.hostEnv,
+        detached: true,
+        // The runtime folders bubblewrap mounts arrive at RUNTIME_MOUNT_FDS (3, 4, 5).
+        stdio: ["ignore", "pipe", "pipe", ...(mounts?.fds ?? [])],
+      }) as ChildProcessByStdio<null, Readable, Readable>;
+    } catch (error) {
+      await mounts?.close();
+      throw error;
+    }
+    // Listening at once: a failed spawn reports its error on the next tick.
+    const spawnFailure = new Promise<Error>((resolve) => child.once("error", resolve));
+    child.on("error", () => undefined);
+    // The child has its copies of the descriptors once spawn returns. Not awaited: nothing may come between the spawn
+    // and the listeners below (an exit missed there would never be seen).
+    void mounts?.close();
     const pgid = child.pid;
     if (pgid === undefined) {
-      const failure = await new Promise<Error>((resolve) => child.once("error", resolve));
+      const failure = await spawnFailure;
       throw new PedelecError("DENO_UNAVAILABLE", `could not start ${command}: ${failure.message}`);
     }
-    child.on("error", () => undefined);
     const recorded = this.#options.processGroups?.record(pgid).catch(() => undefined);
     const stdout = new OutputCapture(child.stdout, limits.outputBytes, request.onOutput && ((chunk) => request.onOutput?.("stdout", chunk)));
     const stderr = new OutputCapture(child.stderr, limits.outputBytes, request.onOutput && ((chunk) => request.onOutput?.("stderr", chunk)));
@@ -357,6 +376,7 @@ export class ScriptRunner {
     }
     captureError ??= stdout.error ?? stderr.error;
 
+    if (termination === "exited" && diedOfHeapExhaustion(exit, stderr.text())) termination = "memory-limit";
     const result: ScriptRunResult = {
       exitCode: exit.code,
       signal: exit.signal,
@@ -374,6 +394,20 @@ export class ScriptRunner {
     };
     return cancelReason === undefined ? { result } : { result, cancelReason };
   }
+}
+
+/** V8 ends a process whose heap is exhausted with a breakpoint trap (SIGTRAP, 5), which bubblewrap reports as 128 + 5. */
+const HEAP_EXHAUSTION_EXIT_CODE = 133;
+/** What V8 prints on stderr just before that trap. */
+const HEAP_EXHAUSTION_MESSAGE = /^# Fatal (?:JavaScript|process) out of memory\b/m;
+
+/**
+ * Deno stopped by V8 at the heap limit: the trap (as a signal, or as bubblewrap's 133) AND V8's own message. A script
+ * that merely exits 133 keeps its exit code as it is.
+ */
+function diedOfHeapExhaustion(exit: { code: number | null; signal: NodeJS.Signals | null }, stderr: string): boolean {
+  const trapped = exit.signal === "SIGTRAP" || exit.code === HEAP_EXHAUSTION_EXIT_CODE;
+  return trapped && HEAP_EXHAUSTION_MESSAGE.test(stderr);
 }
 
 function throwIfCancelled(signal: AbortSignal | undefined): void {

@@ -1,11 +1,7 @@
-import { lstat, mkdir, realpath, stat } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { lstat, realpath, stat } from "node:fs/promises";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-
-/** The folders every workspace gets (SPEC §6); scripts reach them through `pedelec:workspace`. */
-export const RUNTIME_FOLDER = ".pedelec-runtime";
-export const RUNTIME_SUBFOLDERS = ["assets", "logs", "skills", "tmp"] as const;
 
 /** True when `path` is `root` itself or below it (both absolute and normalized). */
 export function isInside(root: string, path: string): boolean {
@@ -56,23 +52,4 @@ export async function resolveWorkspaceFile(realWorkspace: string, path: string, 
   const info = await lstat(real);
   if (!info.isFile()) refuse("is not a regular file");
   return real;
-}
-
-/**
- * Creates `.pedelec-runtime/{assets,logs,skills,tmp}` if missing and checks none of them is a symlink, so files Core
- * writes there (the run log) cannot be redirected outside the workspace. Returns the runtime folder's path.
- */
-export async function prepareRuntimeFolders(realWorkspace: string): Promise<string> {
-  const runtime = join(realWorkspace, RUNTIME_FOLDER);
-  for (const folder of [runtime, ...RUNTIME_SUBFOLDERS.map((name) => join(runtime, name))]) {
-    let info = await lstat(folder).catch(() => undefined);
-    if (info === undefined) {
-      await mkdir(folder, { recursive: true }).catch(() => undefined);
-      info = await lstat(folder).catch(() => undefined);
-    }
-    if (info === undefined || !info.isDirectory()) {
-      throw new PedelecError("DENO_ENTRY_INVALID", `${folder} must be a folder inside the workspace, not a symlink or a file`);
-    }
-  }
-  return runtime;
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { assetPathProblem } from "@pedelec/protocol/assets";
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { ensureRuntimeFolders } from "@pedelec/script-runtime/runtime-folders";
 import { isInside } from "../workspace-policy.js";
 import { RUNTIME_DIR_NAME } from "../workspace.js";
 
@@ -20,6 +21,11 @@ export function isReservedName(name: string): boolean {
  * of the operation that needs the folder (ASSET_UPLOAD_FAILED, ASSET_READ_FAILED, ASSET_LIST_FAILED).
  */
 export async function assetsRoot(workspacePath: string, failure: ErrorCode): Promise<string> {
+  // Pedelec's folders are put right first when something outside Core damaged them (a file or a symlink where
+  // `assets` belongs), so one bad moment does not fail every later asset request.
+  await ensureRuntimeFolders(workspacePath).catch((error: unknown) => {
+    throw new PedelecError(failure, `the workspace's assets folder is not usable: ${(error as Error).message}`);
+  });
   let current = workspacePath;
   for (const name of [RUNTIME_DIR_NAME, "assets"]) {
     current = join(current, name);

@@ -1,5 +1,6 @@
 import { createServer } from "node:net";
-import { lstat, mkdir, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -373,20 +374,38 @@ describe("asset transfers through Core", () => {
     answer = await exchange(uploadOnto.url, { method: "PUT", body: "y" });
     expect([answer.status, answer.json()]).toMatchObject([409, { error: { code: "ASSET_NOT_FILE" } }]);
 
-    // The agent replaced the assets folder with a symlink: nothing goes through it, each operation says so.
+    // The agent replaced the assets folder with a symlink: Core never goes through it. Each operation first repairs
+    // Pedelec's folder (the link is removed, the folder made again), so nothing reaches /etc and nothing fails for good.
     await writeFile(join(assets, "kept.txt"), "x");
     const readLater = await page.request("prepareAssetDownload", { sessionId, path: "/kept.txt" }, ORIGIN);
     const writeLater = await page.request("prepareAssetUpload", { sessionId, path: "/kept.txt", sizeBytes: 1 }, ORIGIN);
-    await rm(assets, { recursive: true });
-    await symlink("/etc", assets);
+    const plantLink = async () => {
+      await rm(assets, { recursive: true, force: true });
+      await symlink("/etc", assets);
+    };
+    await plantLink();
+    expect(await codeOf(page.request("listAssets", { sessionId }, ORIGIN))).toBe("accepted");
+    expect((await lstat(assets)).isDirectory()).toBe(true);
+    await plantLink();
+    expect(await codeOf(page.request("prepareAssetDownload", { sessionId, path: "/passwd" }, ORIGIN))).toBe("ASSET_NOT_FOUND");
+    await plantLink();
+    answer = await exchange(readLater.url, { method: "GET" });
+    expect([answer.status, answer.json()]).toMatchObject([404, { error: { code: "ASSET_NOT_FOUND" } }]);
+    await plantLink();
+    answer = await exchange(writeLater.url, { method: "PUT", body: "z" });
+    expect(answer.status).toBe(200);
+    expect(await readFile(join(assets, "kept.txt"), "utf8")).toBe("z");
+    await expect(lstat("/etc/kept.txt")).rejects.toMatchObject({ code: "ENOENT" });
+    // .pedelec-runtime itself a link: the user's folder, not repaired; every operation refuses with its own code.
+    const runtime = join(assets, "..");
+    const sideline = await mkdtemp(join(tmpdir(), "pedelec-sideline-"));
+    await rm(runtime, { recursive: true });
+    await symlink(sideline, runtime);
     expect(await codeOf(page.request("listAssets", { sessionId }, ORIGIN))).toBe("ASSET_LIST_FAILED");
     expect(await codeOf(page.request("prepareAssetDownload", { sessionId, path: "/passwd" }, ORIGIN))).toBe("ASSET_READ_FAILED");
     expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/x", sizeBytes: 1 }, ORIGIN))).toBe("ASSET_UPLOAD_FAILED");
-    answer = await exchange(readLater.url, { method: "GET" });
-    expect([answer.status, answer.json()]).toMatchObject([500, { error: { code: "ASSET_READ_FAILED" } }]);
-    answer = await exchange(writeLater.url, { method: "PUT", body: "z" });
-    expect([answer.status, answer.json()]).toMatchObject([500, { error: { code: "ASSET_UPLOAD_FAILED" } }]);
-    expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/x", sizeBytes: 1 }, ORIGIN))).toBe("ASSET_UPLOAD_FAILED");
+    expect(await readdir(sideline)).toEqual([]);
+    await rm(sideline, { recursive: true });
     expect(await lstat(workspace)).toBeTruthy();
   });
 
