@@ -5,6 +5,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { parseAgentOptions } from "./agent-options.js";
 import { runAgentTurn, TurnFailure } from "./agent-turn.js";
 import { CoreBridge } from "./core-bridge.js";
+import { MAX_TURN_MS_ENV } from "./turn-limits.js";
 
 /**
  * `pedelec-agent run …`: one turn of Pedelec's own agent against an Ollama-compatible endpoint. Core runs it like any
@@ -46,6 +47,7 @@ async function main(): Promise<number> {
     }
     if (prompt.trim() === "") throw new PedelecError("INVALID_INPUT", "the prompt is empty: write it on stdin");
     const idleTimeout = process.env[IDLE_TIMEOUT_ENV];
+    const maxTurnMs = process.env[MAX_TURN_MS_ENV];
     bridge = CoreBridge.fromEnvironment(process.env);
     await runAgentTurn({
       options,
@@ -54,6 +56,7 @@ async function main(): Promise<number> {
       pedelecHome: locateCore(process.env).home,
       bridge,
       ...(idleTimeout !== undefined && /^[1-9][0-9]*$/.test(idleTimeout) ? { idleTimeoutMs: Number(idleTimeout) } : {}),
+      ...(maxTurnMs !== undefined && /^[1-9][0-9]*$/.test(maxTurnMs) ? { maxTurnMs: Number(maxTurnMs) } : {}),
       emit,
       note,
     });

@@ -5,7 +5,8 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { MAX_RUN_TIMEOUT_MS } from "@pedelec/protocol/script-run";
 import type { CoreBridge, PageTool } from "./core-bridge.js";
 import type { OllamaToolDefinition } from "./ollama-chat-schema.js";
-import { DEFAULT_LIST_DEPTH, MAX_LIST_DEPTH, listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from "./workspace-files.js";
+import type { TurnBudget } from "./turn-limits.js";
+import { DEFAULT_LIST_DEPTH, MAX_LIST_DEPTH, MAX_WRITE_FILE_BYTES, listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from "./workspace-files.js";
 
 /** What the model reads back from a tool call. */
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
@@ -15,7 +16,15 @@ interface BuiltInTool<T extends z.ZodType> {
   argsSchema: T;
   kind: Activity["kind"];
   title(args: z.infer<T>): string;
-  run(args: z.infer<T>, context: { workspace: string; bridge: CoreBridge | null }): Promise<unknown>;
+  run(args: z.infer<T>, context: ToolContext): Promise<unknown>;
+}
+
+/** What a built-in tool runs with: the workspace, Core, the turn's budget, and the turn's end. */
+interface ToolContext {
+  workspace: string;
+  bridge: CoreBridge | null;
+  budget: TurnBudget;
+  signal: AbortSignal;
 }
 
 function builtIn<T extends z.ZodType>(tool: BuiltInTool<T>): BuiltInTool<z.ZodType> {
@@ -48,7 +57,17 @@ const BUILT_IN_TOOLS: Record<string, BuiltInTool<z.ZodType>> = {
     argsSchema: z.strictObject({ path: pathField, content: z.string().describe("The whole new content of the file") }),
     kind: "file-edit",
     title: (args) => `write ${args.path}`,
-    run: (args, { workspace }) => writeWorkspaceFile(workspace, args.path, args.content),
+    run: async (args, { workspace, budget }) => {
+      const bytes = Buffer.byteLength(args.content);
+      // Only a write that fits may start; one that fails gives its bytes back.
+      if (bytes <= MAX_WRITE_FILE_BYTES) budget.takeWrite(bytes);
+      try {
+        return await writeWorkspaceFile(workspace, args.path, args.content);
+      } catch (error) {
+        if (bytes <= MAX_WRITE_FILE_BYTES) budget.returnWrite(bytes);
+        throw error;
+      }
+    },
   }),
   run_script: builtIn({
     description:
@@ -64,13 +83,16 @@ const BUILT_IN_TOOLS: Record<string, BuiltInTool<z.ZodType>> = {
       .refine((args) => (args.path === undefined) !== (args.source === undefined), { message: "give exactly one of path and source" }),
     kind: "command",
     title: (args) => (args.path !== undefined ? `run ${args.path}` : `run a script (${(args.source ?? "").split("\n").length} lines)`),
-    run: (args, { bridge }) => {
+    run: (args, { bridge, signal }) => {
       if (bridge === null) throw new PedelecError("IPC_UNAVAILABLE", "scripts run only inside a Pedelec session (Core is not reachable from this turn)");
-      return bridge.runScript({
-        ...(args.path !== undefined ? { entry: args.path } : { source: args.source }),
-        ...(args.args !== undefined ? { args: args.args } : {}),
-        ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}),
-      });
+      return bridge.runScript(
+        {
+          ...(args.path !== undefined ? { entry: args.path } : { source: args.source }),
+          ...(args.args !== undefined ? { args: args.args } : {}),
+          ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}),
+        },
+        signal,
+      );
     },
   }),
 };
@@ -86,18 +108,24 @@ export interface CallDescription {
 
 /** The tools of one turn: the built-ins and the page's, offered natively to the model and run on its calls. */
 export class AgentToolbox {
-  readonly #workspace: string;
-  readonly #bridge: CoreBridge | null;
+  readonly #context: ToolContext;
   readonly #pageTools = new Map<string, PageTool>();
 
-  private constructor(workspace: string, bridge: CoreBridge | null) {
-    this.#workspace = workspace;
-    this.#bridge = bridge;
+  private constructor(context: ToolContext) {
+    this.#context = context;
   }
 
-  /** Loads the page's tools from Core (when the turn runs inside a session); a page tool named like a built-in is skipped. */
-  static async create(workspace: string, bridge: CoreBridge | null, note: (text: string) => void): Promise<AgentToolbox> {
-    const toolbox = new AgentToolbox(workspace, bridge);
+  /**
+   * Loads the page's tools from Core (when the turn runs inside a session); a page tool named like a built-in is
+   * skipped. Writes count against `budget`; `signal` (the turn's end) stops a script run or a page tool's wait.
+   */
+  static async create(
+    workspace: string,
+    bridge: CoreBridge | null,
+    note: (text: string) => void,
+    turn: { budget: TurnBudget; signal: AbortSignal },
+  ): Promise<AgentToolbox> {
+    const toolbox = new AgentToolbox({ workspace, bridge, budget: turn.budget, signal: turn.signal });
     for (const tool of bridge === null ? [] : await bridge.listTools()) {
       if (Object.hasOwn(BUILT_IN_TOOLS, tool.name)) {
         note(`the page tool ${tool.name} has the name of a built-in tool and is not offered to the model`);
@@ -122,8 +150,8 @@ export class AgentToolbox {
 
   describe(name: string, args: unknown): CallDescription {
     const tool = BUILT_IN_TOOLS[name];
-    if (tool === undefined) return { kind: "tool", title: name };
-    const parsed = tool.argsSchema.safeParse(args);
+    if (tool === undefined || !isPlainObject(args ?? {})) return { kind: tool?.kind ?? "tool", title: name };
+    const parsed = tool.argsSchema.safeParse(args ?? {});
     return { kind: tool.kind, title: parsed.success ? tool.title(parsed.data) : name };
   }
 
@@ -137,17 +165,29 @@ export class AgentToolbox {
     }
   }
 
-  async #run(name: string, args: unknown): Promise<unknown> {
+  async #run(name: string, given: unknown): Promise<unknown> {
+    // Missing arguments are no arguments (Ollama leaves them out of a call of a tool without parameters).
+    const args = given ?? {};
     const tool = BUILT_IN_TOOLS[name];
+    const exists = tool !== undefined || (this.#pageTools.has(name) && this.#context.bridge !== null);
+    if (exists && !isPlainObject(args)) {
+      const what = Array.isArray(args) ? "an array" : `a ${typeof args}`;
+      throw new PedelecError("TOOL_ARGS_INVALID", `invalid arguments for ${name}: they must be a JSON object of named arguments, not ${what}`);
+    }
     if (tool !== undefined) {
       const parsed = tool.argsSchema.safeParse(args);
       if (!parsed.success) throw new PedelecError("TOOL_ARGS_INVALID", `invalid arguments for ${name}: ${summarizeIssues(parsed.error.issues).message}`);
-      return tool.run(parsed.data, { workspace: this.#workspace, bridge: this.#bridge });
+      return tool.run(parsed.data, this.#context);
     }
-    if (this.#pageTools.has(name) && this.#bridge !== null) return this.#bridge.callTool(name, args);
+    if (this.#pageTools.has(name) && this.#context.bridge !== null) return this.#context.bridge.callTool(name, args, this.#context.signal);
     const known = [...BUILT_IN_TOOL_NAMES, ...this.#pageTools.keys()].join(", ");
     throw new PedelecError("TOOL_NOT_FOUND", `there is no tool named ${JSON.stringify(name)}; the tools are: ${known}`);
   }
+}
+
+/** A JSON object (what tool arguments must be), not an array, null, or a primitive. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function jsonSchemaOf(schema: z.ZodType): unknown {

@@ -3,6 +3,8 @@ import { chmod, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { agentConversationsFolder } from "@pedelec/core/providers/ollama/ollama-conversations";
+import { MAX_CONVERSATION_BYTES, trimConversation, type TrimReport } from "./conversation-trim.js";
 import { ollamaMessageSchema } from "./ollama-chat-schema.js";
 
 /** A stored conversation: what the model has seen so far, and where and with which model it happened. */
@@ -17,14 +19,14 @@ export const conversationRecordSchema = z.object({
 });
 export type ConversationRecord = z.infer<typeof conversationRecordSchema>;
 
-/** The folder of the agent's conversations under PEDELEC_HOME. */
+/** The folder of the agent's conversations under PEDELEC_HOME (Core removes a session's with the session). */
 export function conversationsFolder(pedelecHome: string): string {
-  return join(pedelecHome, "agent", "conversations");
+  return agentConversationsFolder(pedelecHome);
 }
 
 /**
  * One file per conversation (`<id>.json`, 0600, in a 0700 folder), replaced atomically on every save: a turn killed
- * at any moment leaves the last complete round, never half a file.
+ * at any moment leaves the last complete round, never half a file. No file grows past MAX_CONVERSATION_BYTES.
  */
 export class ConversationStore {
   readonly #folder: string;
@@ -58,7 +60,12 @@ export class ConversationStore {
     return parsed.data;
   }
 
-  async save(record: ConversationRecord): Promise<void> {
+  /**
+   * Saves the conversation, first trimming its messages in place to MAX_CONVERSATION_BYTES (see trimConversation), so
+   * the model's next request holds what the file holds.
+   */
+  async save(record: ConversationRecord, maxBytes = MAX_CONVERSATION_BYTES): Promise<TrimReport> {
+    const trimmed = trimConversation(record.messages, maxBytes);
     await mkdir(this.#folder, { recursive: true, mode: 0o700 });
     await chmod(this.#folder, 0o700);
     const file = this.fileOf(record.conversationId);
@@ -74,6 +81,7 @@ export class ConversationStore {
     }
     await handle.close();
     await rename(temporary, file);
+    return trimmed;
   }
 }
 

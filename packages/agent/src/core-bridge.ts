@@ -52,23 +52,27 @@ export class CoreBridge {
     return (await this.#shared()).request("toolList", { threadId: this.#threadId, capability: this.#capability });
   }
 
-  /** Calls a page tool; Core validates the arguments and waits for the page's answer. */
-  async callTool(toolName: string, args: unknown): Promise<unknown> {
+  /** Calls a page tool; Core validates the arguments and waits for the page's answer (or for `signal`). */
+  async callTool(toolName: string, args: unknown, signal?: AbortSignal): Promise<unknown> {
     const connection = await this.#shared();
-    const answer = await connection.request("toolCall", { threadId: this.#threadId, capability: this.#capability, toolName, argsJson: JSON.stringify(args) });
+    const payload = { threadId: this.#threadId, capability: this.#capability, toolName, argsJson: JSON.stringify(args) };
+    const answer = await connection.request("toolCall", payload, undefined, signal);
     return answer.result;
   }
 
   /** Runs a script as pedelec-ts-runtime does, on a connection of its own so every run-output frame on it is this run's. */
-  async runScript(spec: { entry?: string; source?: string; args?: string[]; timeoutMs?: number }): Promise<ScriptRunReport> {
+  async runScript(spec: { entry?: string; source?: string; args?: string[]; timeoutMs?: number }, signal?: AbortSignal): Promise<ScriptRunReport> {
     const payload: RequestPayload<"runScript"> = { threadId: this.#threadId, capability: this.#capability, ...spec };
-    const connection = await CoreConnection.open(this.#socketPath);
+    const connection = await CoreConnection.open(this.#socketPath, signal);
+    // The turn's end closes this run's own connection, which Core takes as the end of the run.
+    const onAbort = (): void => connection.close();
+    signal?.addEventListener("abort", onAbort, { once: true });
     const output = { stdout: new CappedBuffer(SCRIPT_OUTPUT_CAP_BYTES), stderr: new CappedBuffer(SCRIPT_OUTPUT_CAP_BYTES) };
     connection.onFrame((frame) => {
       if (frame.kind === "run-output") output[frame.stream].push(Buffer.from(frame.data, "base64"));
     });
     try {
-      const outcome = await connection.request("runScript", payload);
+      const outcome = await connection.request("runScript", payload, undefined, signal);
       return {
         exitCode: outcome.exitCode,
         termination: outcome.termination,
@@ -80,6 +84,7 @@ export class CoreBridge {
         stderrTruncated: outcome.stderrTruncated || output.stderr.truncated,
       };
     } finally {
+      signal?.removeEventListener("abort", onAbort);
       connection.close();
     }
   }

@@ -16,6 +16,21 @@ export const ollamaToolCallSchema = z.object({
 });
 export type OllamaToolCall = z.infer<typeof ollamaToolCallSchema>;
 
+/**
+ * A tool call as an endpoint may really send it: the arguments are whatever it sent (a string, a number, nothing). The
+ * agent answers anything but an object with a tool error the model reads, and stores the call with `{}`, so the next
+ * request is one a real Ollama accepts.
+ */
+export const receivedToolCallSchema = z.object({
+  id: z.string().optional(),
+  function: z.object({
+    index: z.number().int().optional(),
+    name: z.string().min(1),
+    arguments: z.unknown(),
+  }),
+});
+export type ReceivedToolCall = z.infer<typeof receivedToolCallSchema>;
+
 /** One line of the NDJSON answer: a content, thinking or tool-call piece, or the final `done: true` line. */
 export const ollamaChatChunkSchema = z.object({
   model: z.string().optional(),
@@ -25,7 +40,7 @@ export const ollamaChatChunkSchema = z.object({
       role: z.literal("assistant"),
       content: z.string().optional(),
       thinking: z.string().optional(),
-      tool_calls: z.array(ollamaToolCallSchema).optional(),
+      tool_calls: z.array(receivedToolCallSchema).optional(),
     })
     .optional(),
   done: z.boolean(),

@@ -2,7 +2,8 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { clipText, summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { LineTooLongError, ndjsonLines } from "./ndjson-lines.js";
 import { ollamaErrorBodySchema, ollamaHttpError } from "@pedelec/core/providers/ollama/ollama-endpoint";
-import { ollamaChatChunkSchema, type OllamaChatRequest, type OllamaToolCall } from "./ollama-chat-schema.js";
+import { ollamaChatChunkSchema, type OllamaChatRequest, type ReceivedToolCall } from "./ollama-chat-schema.js";
+import { MAX_TURN_ANSWER_BYTES, MAX_TURN_TEXT_BYTES, turnLimitExceeded, type TurnBudget } from "./turn-limits.js";
 
 /** How long the agent waits for the next byte from Ollama (connecting, the headers, or the next line). */
 export const DEFAULT_OLLAMA_IDLE_TIMEOUT_MS = 120_000;
@@ -16,7 +17,12 @@ export interface ChatRoundOptions {
   apiKey: string;
   request: OllamaChatRequest;
   idleTimeoutMs?: number;
+  /** Aborting stops the round; a PedelecError reason (the turn's deadline) is what the round then fails with. */
   signal?: AbortSignal;
+  /** The turn's totals: the answer's bytes and text count against MAX_TURN_ANSWER_BYTES and MAX_TURN_TEXT_BYTES. */
+  budget?: TurnBudget;
+  /** Tool calls kept whole; the ones past it are only counted (toolCallCount), so a flood of calls costs no memory. */
+  keepToolCalls?: number;
   /** Each non-empty content piece, as it arrives. */
   onContent(delta: string): void;
 }
@@ -24,7 +30,10 @@ export interface ChatRoundOptions {
 /** What one streamed answer held. */
 export interface ChatRoundResult {
   content: string;
-  toolCalls: OllamaToolCall[];
+  /** The first `keepToolCalls` calls, in order. */
+  toolCalls: ReceivedToolCall[];
+  /** Every call the answer made, kept or not. */
+  toolCallCount: number;
   promptTokens: number;
   outputTokens: number;
   doneReason: string | undefined;
@@ -69,7 +78,7 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
       });
     } catch (error) {
       if (idleExpired) throw idleError();
-      if (options.signal?.aborted) throw cancelled();
+      if (options.signal?.aborted) throw abortReason(options.signal);
       throw new PedelecError("OLLAMA_UNAVAILABLE", `cannot reach Ollama at ${url.href}: ${causeOf(error)}`);
     }
     touch();
@@ -77,23 +86,40 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
     if (response.body === null) throw new PedelecError("OLLAMA_RESPONSE_INVALID", `Ollama at ${url.href} answered without a body`);
 
     const body = response.body;
+    const budget = options.budget;
     async function* touchedChunks(): AsyncGenerator<Uint8Array> {
       for await (const chunk of body) {
         touch();
+        if (budget !== undefined) {
+          budget.answerBytes += chunk.byteLength;
+          if (budget.answerBytes > MAX_TURN_ANSWER_BYTES) {
+            throw turnLimitExceeded("answer-bytes", `the endpoint's answers in this turn passed ${MAX_TURN_ANSWER_BYTES} bytes, the most one turn may receive; the turn was stopped`);
+          }
+        }
         yield chunk;
       }
     }
-    const result: ChatRoundResult = { content: "", toolCalls: [], promptTokens: 0, outputTokens: 0, doneReason: undefined };
+    const keepToolCalls = options.keepToolCalls ?? Number.POSITIVE_INFINITY;
+    const result: ChatRoundResult = { content: "", toolCalls: [], toolCallCount: 0, promptTokens: 0, outputTokens: 0, doneReason: undefined };
     let done = false;
     try {
       for await (const line of ndjsonLines(touchedChunks(), MAX_CHUNK_LINE_LENGTH)) {
         const chunk = parseChunk(line);
         const message = chunk.message;
         if (message?.content) {
+          if (budget !== undefined) {
+            budget.textBytes += Buffer.byteLength(message.content);
+            if (budget.textBytes > MAX_TURN_TEXT_BYTES) {
+              throw turnLimitExceeded("text-bytes", `the model's text in this turn passed ${MAX_TURN_TEXT_BYTES} bytes, the most one turn may stream; the turn was stopped`);
+            }
+          }
           result.content += message.content;
           options.onContent(message.content);
         }
-        if (message?.tool_calls) result.toolCalls.push(...message.tool_calls);
+        for (const call of message?.tool_calls ?? []) {
+          result.toolCallCount += 1;
+          if (result.toolCalls.length < keepToolCalls) result.toolCalls.push(call);
+        }
         if (chunk.done) {
           done = true;
           result.doneReason = chunk.done_reason ?? result.doneReason;
@@ -104,7 +130,7 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
     } catch (error) {
       if (error instanceof PedelecError) throw error;
       if (idleExpired) throw idleError();
-      if (options.signal?.aborted) throw cancelled();
+      if (options.signal?.aborted) throw abortReason(options.signal);
       if (error instanceof LineTooLongError) throw new PedelecError("OLLAMA_RESPONSE_INVALID", `Ollama's answer is not NDJSON: ${error.message}`);
       throw new PedelecError("OLLAMA_RESPONSE_INVALID", `the stream ended early: the connection to ${url.href} broke (${causeOf(error)})`);
     }
@@ -113,6 +139,9 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
   } finally {
     clearTimeout(idleTimer);
     options.signal?.removeEventListener("abort", onOuterAbort);
+    // A round stopped early (a limit, a bad line) drops the request, so the endpoint stops sending; after a whole
+    // answer this changes nothing.
+    controller.abort();
   }
 }
 
@@ -160,6 +189,7 @@ function causeOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function cancelled(): PedelecError {
-  return new PedelecError("TURN_CANCELLED", "the turn was cancelled");
+/** Why the round was stopped from outside: the reason it was given when that is a PedelecError, else a cancellation. */
+function abortReason(signal: AbortSignal): PedelecError {
+  return signal.reason instanceof PedelecError ? signal.reason : new PedelecError("TURN_CANCELLED", "the turn was cancelled");
 }

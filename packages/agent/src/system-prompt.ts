@@ -1,3 +1,5 @@
+import { MAX_TOOL_CALLS_PER_ANSWER } from "./turn-limits.js";
+
 /** The agent's own short system prompt; Pedelec's rules and the app's guidance arrive in the first user message. */
 export function buildSystemPrompt(pageToolNames: readonly string[]): string {
   const pageTools = pageToolNames.length === 0 ? "none in this session" : pageToolNames.join(", ");
@@ -8,5 +10,7 @@ export function buildSystemPrompt(pageToolNames: readonly string[]): string {
       "(sandboxed Deno in the workspace) whenever you need to compute, transform data or inspect large or binary files; " +
       `and the page's own tools (${pageTools}), which act in the web page.`,
     "A tool answers with {ok, result} or {ok: false, error}; read errors and adjust. Answer the user briefly when the work is done.",
+    `Make a few tool calls at a time and read their results: each answer runs at most ${MAX_TOOL_CALLS_PER_ANSWER} calls. An old result may show as {trimmed: note} ` +
+      "when the conversation grew large; call the tool again if you need it.",
   ].join("\n");
 }

@@ -52,6 +52,12 @@ const ENDPOINT_CHECK_TIMEOUT_MS = 10_000;
 const DAY_MS = 24 * 60 * 60_000;
 
 /**
+ * A stored provider conversation no open session names is swept only once it is this old: a turn that has just started
+ * one may not have reported its id yet. Longer than pedelec-agent's longest turn (30 min).
+ */
+const CONVERSATION_SWEEP_GRACE_MS = 60 * 60_000;
+
+/**
  * What the store's row says after an event: the status, the running turn, the tokens used, the activity time (set by
  * the store).
  */
@@ -142,7 +148,7 @@ export class SessionManager {
     return { live: this.#sessions.size, ended: this.#ended.size };
   }
 
-  /** Resolves once the managed workspaces of sessions ended so far have been removed. */
+  /** Resolves once the managed workspaces and stored conversations of sessions ended so far have been removed. */
   async workspacesRemoved(): Promise<void> {
     while (this.#workspaceRemovals.size > 0) await Promise.all(this.#workspaceRemovals);
   }
@@ -300,7 +306,33 @@ export class SessionManager {
     } catch (error) {
       log("warn", "could not prune ended sessions from the store", { error: String(error) });
     }
+    await this.workspacesRemoved();
+    await this.#sweepConversations(store);
     return expired;
+  }
+
+  /**
+   * Removes the stored provider conversations no open session names (left by a session that ended before Core could
+   * remove them, or by a crash), sparing ones written in the last CONVERSATION_SWEEP_GRACE_MS.
+   */
+  async #sweepConversations(store: SessionStore): Promise<void> {
+    let keep: Set<string>;
+    try {
+      keep = new Set(store.listOpen().flatMap((record) => (record.providerSessionId === null ? [] : [record.providerSessionId])));
+    } catch (error) {
+      log("warn", "could not list open sessions to sweep stored conversations", { error: String(error) });
+      return;
+    }
+    for (const code of this.options.providers.supportedCodes()) {
+      const conversations = this.options.providers.get(code)?.storedConversations;
+      if (conversations === undefined) continue;
+      try {
+        const removed = await conversations.sweep(this.options.paths.home, keep, this.#now() - CONVERSATION_SWEEP_GRACE_MS);
+        if (removed > 0) log("info", "removed stored conversations no session owns", { provider: code, count: removed });
+      } catch (error) {
+        log("warn", "could not sweep stored conversations", { provider: code, error: String(error) });
+      }
+    }
   }
 
   /**
@@ -405,6 +437,7 @@ export class SessionManager {
     }
     this.#ended.add(new EndedSession(record.origin, this.#infoOfStored(record), issueThreadCapability().digest, endedAt));
     this.#removeWorkspace(record.sessionId, record.workspace);
+    this.#removeConversation(record.sessionId, record.provider, record.providerSessionId);
   }
 
   #touch(sessionId: string): void {
@@ -506,20 +539,36 @@ export class SessionManager {
 
   /**
    * Replaces an ended session by its tombstone, so its tools, provider adapter, listeners and timers can be freed,
-   * and removes its workspace if Core made it; an explicit workspace is the user's and stays.
+   * and removes its workspace if Core made it (an explicit workspace is the user's and stays) and the conversation
+   * Pedelec stored for its provider.
    */
   #retire(session: Session, reason: SessionEndReason): void {
     if (this.#sessions.get(session.id) !== session) return;
     this.#sessions.delete(session.id);
     this.#lastActivity.delete(session.id);
     const endedAt = this.#now();
+    let providerSessionId: string | null = null;
     try {
-      this.#requireStore().markEnded(session.id, reason, new Date(endedAt).toISOString());
+      const store = this.#requireStore();
+      providerSessionId = store.get(session.id)?.providerSessionId ?? null;
+      store.markEnded(session.id, reason, new Date(endedAt).toISOString());
     } catch (error) {
       log("warn", "could not mark an ended session in the store", { sessionId: session.id, error: String(error) });
     }
     this.#ended.add(new EndedSession(session.origin, session.info(), session.setup.capability.digest, endedAt));
     this.#removeWorkspace(session.id, session.setup.workspace);
+    this.#removeConversation(session.id, session.setup.provider, providerSessionId);
+  }
+
+  /** Removes the conversation Pedelec stored for the session's provider, if it keeps one (see StoredConversations). */
+  #removeConversation(sessionId: string, provider: ProviderCode, providerSessionId: string | null): void {
+    const conversations = this.options.providers.get(provider)?.storedConversations;
+    if (conversations === undefined || providerSessionId === null) return;
+    const removal = conversations
+      .remove(this.options.paths.home, providerSessionId)
+      .catch((error: unknown) => log("warn", "could not remove an ended session's stored conversation", { sessionId, error: String(error) }))
+      .finally(() => this.#workspaceRemovals.delete(removal));
+    this.#workspaceRemovals.add(removal);
   }
 
   #removeWorkspace(sessionId: string, workspace: PreparedWorkspace): void {

@@ -16,6 +16,15 @@
  *                              a step is {"reply": text} or {"say"?: text, "call"?: {name, arguments}, "calls"?: [...],
  *                              "callsInDoneChunk"?: true}; past the last step it answers "plan finished"
  *   always-call <name> <json>  call that tool in every round, forever (for round limits)
+ *   many-calls <n> <name> <json>
+ *                              hostile: one answer with <n> calls of the tool, one streamed chunk each; every `{n}` in a
+ *                              string of <json> becomes the call's number (1…n). Once tool results are back it answers
+ *                              "tool results: <how many tool messages follow the assistant's calls>"
+ *   always-many-calls <n> <name> <json>
+ *                              the same <n> calls in every round, forever
+ *   string-arguments <name> <text>
+ *                              hostile: one call whose `arguments` is the string <text>, not an object; then as call-tool
+ *   endless-text               hostile: streams content pieces as fast as the client reads them and never ends
  *   fail-401 | fail-403        401 / 403 with {"error":"unauthorized"} / {"error":"forbidden"}
  *   fail-404-model             404 {"error":"model \"<model>\" not found, try pulling it first"}
  *   fail-404-path              404 "404 page not found" (plain text, as Ollama's router answers an unknown path)
@@ -107,6 +116,19 @@ function planAnswer(messages) {
       return { slowMs, round: { calls: [parseToolDirective(line.slice("call-tool ".length))] } };
     }
     if (line.startsWith("always-call ")) return { slowMs, round: { calls: [parseToolDirective(line.slice("always-call ".length))] } };
+    const many = /^(always-)?many-calls\s+(\d+)\s+(.*)$/s.exec(line);
+    if (many) {
+      if (lastIsTool && many[1] === undefined) return { slowMs, round: { text: `tool results: ${trailingToolMessages(messages)}` } };
+      const call = parseToolDirective(many[3]);
+      const count = Number(many[2]);
+      return { slowMs, round: { calls: Array.from({ length: count }, (_, index) => ({ name: call.name, arguments: numbered(call.arguments, index + 1) })), oneChunkPerCall: true } };
+    }
+    if (line.startsWith("string-arguments ")) {
+      if (lastIsTool) return { slowMs, round: { text: `tool said: ${message.content}` } };
+      const match = /^(\S+)\s*(.*)$/s.exec(line.slice("string-arguments ".length).trim());
+      return { slowMs, round: { calls: [{ name: match?.[1] ?? "missing", arguments: match?.[2] ?? "" }] } };
+    }
+    if (line === "endless-text") return { slowMs, failure: "endless-text" };
     if (line.startsWith("plan:")) {
       let steps;
       try {
@@ -127,6 +149,21 @@ function planAnswer(messages) {
   }
   const text = lastIsTool ? `tool said: ${message.content}` : `echo: ${userText}`;
   return { slowMs, round: { text } };
+}
+
+/** How many tool messages end the conversation (the results of the last answer's calls). */
+function trailingToolMessages(messages) {
+  let count = 0;
+  for (let index = messages.length - 1; index >= 0 && messages[index]?.role === "tool"; index -= 1) count += 1;
+  return count;
+}
+
+/** The value with every `{n}` in its strings replaced by `number`. */
+function numbered(value, number) {
+  if (typeof value === "string") return value.replaceAll("{n}", String(number));
+  if (Array.isArray(value)) return value.map((item) => numbered(item, number));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, numbered(item, number)]));
+  return value;
 }
 
 function approximateTokens(messages) {
@@ -285,6 +322,15 @@ export async function startOllamaServer(options = {}) {
       case "hang":
         await write(chunkLine({ content: "Hel" }));
         return; // Nothing more, ever; the response closes only when the client goes away.
+      case "endless-text": {
+        const line = chunkLine({ content: "lorem ipsum " });
+        // As fast as the client takes it (waiting for the socket to drain), until it goes away.
+        while (!response.destroyed) {
+          if (!(await write(line))) return;
+          if (response.writableNeedDrain) await new Promise((resolve) => response.once("drain", resolve).once("close", resolve));
+        }
+        return;
+      }
       default:
         break;
     }
@@ -297,7 +343,12 @@ export async function startOllamaServer(options = {}) {
     if (calls.length > 0 && round.callsInDoneChunk) {
       await write(doneLine(pieces.length + 1, { tool_calls: calls }));
     } else {
-      if (calls.length > 0) await write(chunkLine({ tool_calls: calls }));
+      if (calls.length > 0 && round.oneChunkPerCall) {
+        for (const call of calls) {
+          if (!(await write(chunkLine({ tool_calls: [call] })))) return;
+          if (response.writableNeedDrain) await new Promise((resolve) => response.once("drain", resolve).once("close", resolve));
+        }
+      } else if (calls.length > 0) await write(chunkLine({ tool_calls: calls }));
       // After a streamed tool call Ollama may send a separate, empty done:true chunk.
       await write(doneLine(pieces.length + calls.length));
     }

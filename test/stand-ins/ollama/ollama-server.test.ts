@@ -47,6 +47,24 @@ describe("the Ollama stand-in", () => {
     expect(second.lines.slice(0, -1).map((line) => line.message.content).join("")).toBe('tool said: {"ok":true}');
   });
 
+  it("plays a hostile endpoint: a flood of numbered calls, string arguments, and text that never ends", async () => {
+    server = await startOllamaServer();
+    const flood = await chatLines(server.url, { model: "qwen3", messages: [{ role: "user", content: 'many-calls 500 write {"path":"f-{n}.txt"}' }] });
+    const calls = flood.lines.flatMap((line) => line.message.tool_calls ?? []);
+    expect(calls).toHaveLength(500);
+    expect(calls.at(-1)).toEqual({ function: { name: "write", arguments: { path: "f-500.txt" } } });
+    const stringArguments = await chatLines(server.url, { model: "qwen3", messages: [{ role: "user", content: "string-arguments write {\"path\":1}" }] });
+    expect(stringArguments.lines[0].message.tool_calls).toEqual([{ function: { name: "write", arguments: '{"path":1}' } }]);
+    const endless = await fetch(`${server.url}/api/chat`, { method: "POST", body: JSON.stringify({ model: "qwen3", messages: [{ role: "user", content: "endless-text" }] }) });
+    let received = 0;
+    for await (const chunk of endless.body!) {
+      received += chunk.byteLength;
+      if (received > 1024 * 1024) break;
+    }
+    expect(received).toBeGreaterThan(1024 * 1024);
+    await expect.poll(() => server?.requests.at(-1)?.state).toBe("aborted");
+  });
+
   it("answers an unknown model with Ollama's 404", async () => {
     server = await startOllamaServer();
     const response = await fetch(`${server.url}/api/chat`, { method: "POST", body: JSON.stringify({ model: "mistral", messages: [] }) });

@@ -119,4 +119,20 @@ export interface ProviderAdapter {
    * (PROVIDER_FAILED with stderr, PROVIDER_NOT_AUTHENTICATED, PROVIDER_OUTPUT_INVALID, or the abort reason).
    */
   runTurn(request: ProviderTurnRequest, onEvent: (event: ProviderEvent) => void): Promise<ProviderTurnOutcome>;
+  /**
+   * Conversations Pedelec itself stores for this provider under PEDELEC_HOME (Pedelec's own agent keeps one file per
+   * provider session id). Core removes a session's when the session ends, and in its retention sweep every one no open
+   * session names. Absent for providers whose conversations live with their own CLI.
+   */
+  readonly storedConversations?: StoredConversations;
+}
+
+/** The conversations a provider keeps under PEDELEC_HOME, keyed by provider session id. */
+export interface StoredConversations {
+  /** Removes one conversation; a missing one is fine. */
+  remove(pedelecHome: string, providerSessionId: string): Promise<void>;
+  /**
+   * Removes every conversation not in `keep` last written before `modifiedBefore` (ms since the epoch); returns how many.
+   */
+  sweep(pedelecHome: string, keep: ReadonlySet<string>, modifiedBefore: number): Promise<number>;
 }

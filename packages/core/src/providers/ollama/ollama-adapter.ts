@@ -7,6 +7,7 @@ import { exitFailure, unreadableLineFailure, type CliRunOptions } from "../cli-r
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildOllamaArgs, checkOllamaEffortTokens, OLLAMA_OWNED_FLAGS } from "./ollama-args.js";
+import { removeAgentConversation, sweepAgentConversations } from "./ollama-conversations.js";
 import type { OllamaStreamSummary } from "./ollama-stream-parser.js";
 
 /**
@@ -43,6 +44,8 @@ export function createOllamaAdapter(options: CliRunOptions = {}): ProviderAdapte
   const adapter = defineCliAdapter(definition, options);
   return {
     ...adapter,
+    // pedelec-agent's conversations (PEDELEC_HOME/agent/conversations): they go with their session.
+    storedConversations: { remove: removeAgentConversation, sweep: sweepAgentConversations },
     validateEffortArgv: (tokens, where) => {
       const frozen = validateEffortArgv(tokens, where, definition);
       checkOllamaEffortTokens(frozen, where);

@@ -68,7 +68,7 @@ export function requireEndpointSettings(endpoint: OllamaEndpoint): void {
   if (endpoint.apiKey.trim() === "") {
     throw new PedelecError(
       "OLLAMA_API_KEY_REQUIRED",
-      "Ollama needs an API key: run `pedelec config set ollama.apiKey <key>` (any non-empty value, such as `ollama`, for a local server)",
+      "Ollama needs an API key: run `pedelec config set ollama.apiKey -` and type or pipe it in, or set it in the control panel (any non-empty value, such as `ollama`, for a local server)",
     );
   }
   parseBaseUrl(endpoint.baseUrl);
