@@ -39,15 +39,23 @@ describe("the control panel in real Chromium", () => {
       openUrl: async (url) => void opened.push(url),
     });
     expect(code).toBe(0);
+    // The browser is sent a one-time sign-in link; what is printed is the panel's clean address.
     const url = out[0]!;
-    expect(opened).toEqual([url]);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/panel\/$/);
+    expect(opened).toHaveLength(1);
+    const signInLink = opened[0]!;
+    expect(signInLink).toMatch(/\/sign-in\/[A-Za-z0-9_-]{43}$/);
     const panelUrl = new URL(url);
 
     const { page, sessionId } = await approvedSession(environment);
     const origin = new URL(environment.server.url).origin;
 
     const panel = await environment.context.newPage();
-    await panel.goto(url);
+    await panel.goto(signInLink);
+    // The code became an HttpOnly cookie, and the address bar holds neither it nor the secret.
+    expect(panel.url()).toBe(url);
+    const cookies = await environment.context.cookies(url);
+    expect(cookies.find((cookie) => cookie.name === `pedelec-panel-${panelUrl.port}`)).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/panel/" });
     const row = panel.locator(`tr[data-session-id="${sessionId}"]`);
     await row.waitFor({ timeout: 10_000 });
     await expect(row.textContent()).resolves.toContain(origin);
@@ -80,6 +88,15 @@ describe("the control panel in real Chromium", () => {
     await panel.locator('article[data-provider="claude"] [data-level="low"]', { hasText: "yours" }).waitFor({ timeout: 10_000 });
     expect(await panel.locator('article[data-provider="claude"] [data-level="low"] input').inputValue()).toBe('["--effort","max"]');
 
+    // The Ollama key: typed into the password field, posted once, then shown only as set.
+    const keyForm = panel.locator('[data-role="ollama-api-key-form"]');
+    await keyForm.locator('[data-role="ollama-api-key-state"]', { hasText: "not set" }).waitFor({ timeout: 10_000 });
+    await keyForm.locator('input[name="ollamaApiKey"]').fill("sk-e2e-panel-key");
+    await keyForm.locator('button[data-action="save-ollama-api-key"]').click();
+    await panel.locator('[data-role="ollama-api-key-state"]', { hasText: /^set$/ }).waitFor({ timeout: 10_000 });
+    expect(await panel.locator('input[name="ollamaApiKey"]').inputValue()).toBe("");
+    expect(await panel.content()).not.toContain("sk-e2e-panel-key");
+
     // The next session at that level runs the agent with the new profile; the stand-in reports its argv.
     await page.evaluate(() => ((window as any).log = []));
     const created = await page.evaluate(async () => {
@@ -93,6 +110,14 @@ describe("the control panel in real Chromium", () => {
     // Origins: the page's origin with its two live sessions.
     await panel.click('nav a[data-page="origins"]');
     await panel.locator(`tr[data-origin="${origin}"]`, { hasText: "2" }).waitFor({ timeout: 10_000 });
+
+    // A used sign-in link is refused, and closes the session it opened: a reload needs a fresh `pedelec open`.
+    const reused = await environment.context.newPage();
+    await reused.goto(signInLink);
+    await expect(reused.textContent("body")).resolves.toContain("already used");
+    await reused.close();
+
+    expect((await panel.reload())?.status()).toBe(404);
 
     // Strangers: no secret, a wrong secret, a foreign Host, and a web page reading across origins all get nothing.
     const port = Number(panelUrl.port);
@@ -108,5 +133,6 @@ describe("the control panel in real Chromium", () => {
       }
     }, `${url}api/sessions`);
     expect(crossOrigin).toBe("TypeError");
+    expect(await rawRequest(port, "/panel/api/sessions", `127.0.0.1:${port}`)).toEqual({ status: 404, body: "" });
   });
 });

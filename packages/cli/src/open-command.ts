@@ -12,12 +12,13 @@ import type { CommandIo } from "./pedelec-command.js";
 export const OPEN_USAGE = `Usage: pedelec open [--print] [--json]
 
 Opens Pedelec's control panel (sessions, live events, providers and effort profiles, origins, logs) in the default
-browser, starting Core in the background first if it is not running. The address holds a secret made at each Core
-start: anyone with it can steer Core, so do not share it.
+browser, starting Core in the background first if it is not running. The browser is sent a one-time sign-in link
+(good once, for a minute) that the panel swaps for a cookie; the panel's long-lived secret never goes on a command
+line. The address printed is the panel's own, http://127.0.0.1:<port>/panel/, for the browser that signed in.
 
 Options:
-  --print   Only print the address; do not open a browser
-  --json    Print { "url": … } as JSON
+  --print   Only print a one-time sign-in link (open it within a minute); do not open a browser
+  --json    Print { "url": … } as JSON (with --print, also "expiresAt")
   --help    Show this help; --version shows the version`;
 
 /** How long `pedelec open` waits for Core to start and then for its panel to listen. */
@@ -29,8 +30,10 @@ const PANEL_POLL_MS = 20;
 const PANEL_URL = /^http:\/\/127\.0\.0\.1:\d{1,5}\/[A-Za-z0-9_-]{43,128}\/$/;
 
 export interface OpenCommandDependencies {
-  /** Opens `url` in the user's browser; by default xdg-open (Linux), open (macOS) or the shell's start (Windows). */
+  /** Opens `url` in the user's browser; by default `opener` with the address as its last argument. */
   openUrl?: (url: string) => Promise<void>;
+  /** The program (and its first arguments) the default `openUrl` runs: xdg-open (Linux), open (macOS), rundll32 (Windows). */
+  opener?: readonly string[];
   /** Starts Core in the background for `paths`; by default the detached launch `pedelec start --detach` uses. */
   launchCore?: (paths: CorePaths, env: NodeJS.ProcessEnv) => Promise<unknown>;
 }
@@ -58,13 +61,18 @@ export async function runOpenCommand(args: readonly string[], io: CommandIo, dep
         return 1;
       }
     }
-    const url = await panelUrlOfRunningCore(paths);
-    io.out(values.json ? JSON.stringify({ url }) : url);
-    if (values.print) return 0;
+    const secretUrl = await panelUrlOfRunningCore(paths);
+    const signIn = await signInLink(secretUrl);
+    if (values.print) {
+      io.out(values.json ? JSON.stringify(signIn) : signIn.url);
+      return 0;
+    }
+    const panelUrl = new URL("/panel/", secretUrl).href;
+    io.out(values.json ? JSON.stringify({ url: panelUrl }) : panelUrl);
     try {
-      await (dependencies.openUrl ?? openInBrowser)(url);
+      await (dependencies.openUrl ?? ((url: string) => openInBrowser(url, dependencies.opener ?? platformOpener())))(signIn.url);
     } catch (error) {
-      io.err(`pedelec open: could not open a browser (${(error as Error).message}); open the address above yourself`);
+      io.err(`pedelec open: could not open a browser (${(error as Error).message}); run \`pedelec open --print\` and open its link yourself`);
       return 1;
     }
     return 0;
@@ -98,10 +106,42 @@ async function panelUrlOfRunningCore(paths: CorePaths): Promise<string> {
   }
 }
 
-/** The platform's own opener, with the address as one argument (never through a shell). */
-function openInBrowser(url: string): Promise<void> {
-  const [command, ...commandArgs] =
-    process.platform === "darwin" ? ["open", url] : process.platform === "win32" ? ["rundll32", "url.dll,FileProtocolHandler", url] : ["xdg-open", url];
+/**
+ * A one-time sign-in link from the running panel, asked for with the secret over loopback HTTP (never on a command
+ * line): `{ url: "http://127.0.0.1:<port>/sign-in/<code>", expiresAt }`.
+ */
+async function signInLink(secretUrl: string): Promise<{ url: string; expiresAt: string }> {
+  let response: Response;
+  try {
+    response = await fetch(new URL("api/sign-in-codes", secretUrl), {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: "{}",
+      signal: AbortSignal.timeout(PANEL_START_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new PedelecError("CORE_RUNTIME_UNAVAILABLE", `the control panel did not answer (${(error as Error).message})`);
+  }
+  const answer = (await response.json().catch(() => undefined)) as { url?: unknown; expiresAt?: unknown } | undefined;
+  if (!response.ok || typeof answer?.url !== "string" || !SIGN_IN_URL.test(answer.url) || typeof answer.expiresAt !== "string") {
+    throw new PedelecError(
+      "CORE_RUNTIME_UNAVAILABLE",
+      `the running Core's control panel hands out no sign-in links (HTTP ${response.status}); it may be an older version: run \`pedelec stop\`, then \`pedelec open\``,
+    );
+  }
+  return { url: answer.url, expiresAt: answer.expiresAt };
+}
+
+/** What a sign-in link looks like: loopback, a port, a code of at least 256 bits. */
+const SIGN_IN_URL = /^http:\/\/127\.0\.0\.1:\d{1,5}\/sign-in\/[A-Za-z0-9_-]{43,128}$/;
+
+function platformOpener(): readonly string[] {
+  return process.platform === "darwin" ? ["open"] : process.platform === "win32" ? ["rundll32", "url.dll,FileProtocolHandler"] : ["xdg-open"];
+}
+
+/** Runs `opener` with the address as its last argument (never through a shell). */
+function openInBrowser(url: string, opener: readonly string[]): Promise<void> {
+  const [command, ...commandArgs] = [...opener, url];
   return new Promise((resolve, reject) => {
     const child = spawn(command!, commandArgs, { detached: true, stdio: "ignore" });
     child.once("error", reject);

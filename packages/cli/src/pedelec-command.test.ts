@@ -3,12 +3,15 @@ import { constants } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { EventEmitter } from "node:events";
+import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
 import { CORE_VERSION } from "@pedelec/core-client/core-version";
 import { startCore } from "@pedelec/core/core-daemon";
 import { isProcessRunning } from "@pedelec/core/process-stat";
+import type { ValueInput } from "./config-value-input.js";
 import { runPedelecCommand } from "./pedelec-command.js";
 
 let home: string;
@@ -31,6 +34,35 @@ async function pedelecWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 const pedelec = (...argv: string[]) => pedelecWith({}, ...argv);
+
+/** Runs a command with `stdin` as its standard input (a pipe, or a stand-in terminal). */
+async function pedelecReading(stdin: ValueInput, ...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runPedelecCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: { ...process.env, PEDELEC_HOME: home }, stdin });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/** A terminal that types `keys` once it is in raw mode, and records what the command echoes. */
+function fakeTerminal(keys: string): ValueInput & { rawModes: boolean[] } {
+  const emitter = new EventEmitter();
+  const rawModes: boolean[] = [];
+  return {
+    isTTY: true,
+    rawModes,
+    setRawMode: (raw: boolean) => {
+      rawModes.push(raw);
+      if (raw) setTimeout(() => emitter.emit("data", Buffer.from(keys)), 5);
+    },
+    on: (event, listener) => emitter.on(event, listener),
+    off: (event, listener) => emitter.off(event, listener),
+    resume: () => undefined,
+    pause: () => undefined,
+    [Symbol.asyncIterator]: () => {
+      throw new Error("a terminal is read in raw mode, not as a stream");
+    },
+  };
+}
 
 describe("pedelec install / uninstall", () => {
   it("writes a host manifest with an absolute executable and our extension id, and prints where", async () => {
@@ -129,6 +161,20 @@ describe("pedelec status / stop / usage", () => {
     expect(isProcessRunning(pid)).toBe(false);
   });
 
+  it("reports the Core that runs when several `start --detach` race, not each starter's own", async () => {
+    const starts = await Promise.all([pedelec("start", "--detach"), pedelec("start", "--detach"), pedelec("start", "--detach")]);
+    try {
+      const { pid } = JSON.parse((await pedelec("status", "--json")).out) as { pid: number };
+      for (const started of starts) {
+        expect(started.code, started.err).toBe(0);
+        expect(started.out).toMatch(new RegExp(`Pedelec Core (started in the background|is already running) \\(pid ${pid}[,)]`));
+      }
+      expect(starts.filter((started) => started.out.includes("started in the background")).length).toBeLessThanOrEqual(1);
+    } finally {
+      expect((await pedelec("stop")).code).toBe(0);
+    }
+  });
+
   it("reports status as JSON, running or not", async () => {
     const stopped = await pedelec("status", "--json");
     expect(stopped.code).toBe(1);
@@ -222,5 +268,62 @@ describe("pedelec providers / config", () => {
     expect(JSON.parse((await pedelec("config", "get", "--json")).out)).toMatchObject({ "ollama.apiKey": null, "ollama.baseUrl": "http://127.0.0.1:11434" });
     const refusedProfile = await pedelec("config", "set", "effortProfiles.ollama.high", '["--base-url","http://evil.example"]');
     expect(refusedProfile.err).toContain("EFFORT_PROFILE_INVALID");
+  });
+
+  it("reads a value of - from stdin, so the key never goes on the command line", async () => {
+    const key = "sk-from-stdin-0123456789";
+    const argv = ["config", "set", "ollama.apiKey", "-"];
+    const piped = await pedelecReading(Readable.from([Buffer.from(`${key}\n`)]), ...argv);
+    expect(piped).toMatchObject({ code: 0, err: "" });
+    expect(argv.join(" ")).not.toContain(key);
+    expect(piped.out).not.toContain(key);
+    const settingsFile = join(home, "settings.json");
+    // The key itself, not "-", with the pipe's final line ending dropped.
+    expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe(key);
+    expect((await stat(settingsFile)).mode & 0o777).toBe(0o600);
+    expect((await pedelec("config", "get", "ollama.apiKey")).out).toBe("(set)");
+    // From a file without a final newline, and with Windows line endings.
+    expect((await pedelecReading(Readable.from(["sk-two"]), ...argv)).code).toBe(0);
+    expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe("sk-two");
+    expect((await pedelecReading(Readable.from(["sk-three\r\n"]), ...argv)).code).toBe(0);
+    expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe("sk-three");
+
+    // Nothing on stdin, or two lines, change nothing (and an unknown key is refused before anything is read).
+    const empty = await pedelecReading(Readable.from([]), ...argv);
+    expect(empty.code).toBe(1);
+    expect(empty.err).toContain("no value for ollama.apiKey on stdin");
+    const twoLines = await pedelecReading(Readable.from(["sk-a\nsk-b\n"]), ...argv);
+    expect(twoLines.err).toContain("ollama.apiKey must be one line");
+    expect(twoLines.err).not.toContain("sk-a");
+    const unknown = await pedelecReading(fakeTerminal("never read\r"), "config", "set", "ollama.apiKeys", "-");
+    expect(unknown).toMatchObject({ code: 1, err: expect.stringContaining("unknown key") });
+    expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe("sk-three");
+
+    // Other keys take - the same way.
+    expect((await pedelecReading(Readable.from(["claude\n"]), "config", "set", "defaultProvider", "-")).code).toBe(0);
+    expect((await pedelec("config", "get", "defaultProvider")).out).toBe("claude");
+  });
+
+  it("prompts for a secret on a terminal without echoing it, and warns when one is given on the command line", async () => {
+    const written: string[] = [];
+    const originalWrite = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    const terminal = fakeTerminal("sk-typ\u007fped\r");
+    let typed;
+    try {
+      typed = await pedelecReading(terminal, "config", "set", "ollama.apiKey", "-");
+    } finally {
+      process.stderr.write = originalWrite;
+    }
+    expect(typed.code).toBe(0);
+    expect(terminal.rawModes).toEqual([true, false]);
+    expect(written.join("")).toContain("ollama.apiKey (not shown as you type): ");
+    expect(written.join("")).not.toContain("sk-ty");
+    expect(JSON.parse(await readFile(join(home, "settings.json"), "utf8")).ollama.apiKey).toBe("sk-typed");
+
+    const onCommandLine = await pedelec("config", "set", "ollama.apiKey", "sk-visible");
+    expect(onCommandLine.code).toBe(0);
+    expect(onCommandLine.err).toContain("pedelec config set ollama.apiKey -");
+    expect(onCommandLine.err).not.toContain("sk-visible");
   });
 });

@@ -9,11 +9,12 @@ import { ProviderLocator } from "@pedelec/core/provider-locator";
 import { LoginShellPath } from "@pedelec/core/providers/login-shell-path";
 import { reportProviders } from "@pedelec/core/provider-status";
 import { loadSettings } from "@pedelec/core/settings";
-import { readConfig, setConfig } from "@pedelec/core/settings-keys";
+import { CONFIG_KEYS, readConfig, SECRET_CONFIG_KEYS, setConfig } from "@pedelec/core/settings-keys";
 import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { HostPlatform, MachineView } from "./browser-layouts.js";
 import { parseCommandLine, PEDELEC_VERSION, UsageError } from "./command-line.js";
+import { readConfigValue, type ValueInput } from "./config-value-input.js";
 import { DOCTOR_USAGE, runDoctorCommand } from "./doctor-command.js";
 import type { StepRunner } from "./host-registration.js";
 import { INSTALL_USAGE, runInstallCommand } from "./install-command.js";
@@ -39,9 +40,10 @@ Commands:
   providers [--json]   Show which agent CLIs this machine can run, and why the others cannot
   config get [key] [--json]
                        Show settings (all of them, or one key)
-  config set <key> <value>
+  config set <key> <value | ->
                        Change a setting, checked as Core checks it; a running Core uses it for the next session.
-                       Keys: see \`pedelec config --help\`; an empty value resets a key to its default
+                       Keys: see \`pedelec config --help\`; an empty value resets a key to its default; - reads the
+                       value from stdin (use it for ollama.apiKey, so the key is not on the command line)
 
 Every command takes --help and --version. \`pedelec <command> --help\` explains one command.
 Environment: PEDELEC_HOME (default ~/.pedelec) holds everything Core owns.`;
@@ -65,10 +67,16 @@ not running. --json prints { "running", "pid", "version", "sessions", "home", "s
 Lists every agent CLI Pedelec can drive: whether this machine can run it, its version, and why not.`,
   config: `Usage: pedelec config get [key] [--json]
        pedelec config set <key> <value>
+       pedelec config set <key> -
 
 Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>
 (a JSON array of argv tokens), providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays,
-modelResponseTimeoutSeconds, logging.debug. An empty value resets a key to its default.`,
+modelResponseTimeoutSeconds, logging.debug. An empty value resets a key to its default.
+
+A value of - is read from stdin: piped (one final line ending is dropped), or typed after a prompt, hidden for
+secrets. Set ollama.apiKey that way, e.g. \`pedelec config set ollama.apiKey - < key.txt\`, or in the control panel
+(\`pedelec open\`, Providers): a value on the command line is visible to every local user in \`ps\`, and npx writes
+its command line to ~/.npm/_logs.`,
 };
 
 export interface CommandIo {
@@ -85,6 +93,8 @@ export interface CommandIo {
   stepRunner?: StepRunner;
   /** How doctor starts Core when it is not running; the native host's way unless a test gives another. */
   launchCore?: () => Promise<number>;
+  /** Where `config set <key> -` reads its value; process.stdin unless a test pipes one in. */
+  stdin?: ValueInput;
 }
 
 /** Runs one `pedelec` command; returns the process exit code (2 for a command line that cannot be run). */
@@ -104,9 +114,16 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
         }
         io.out(`Starting Pedelec Core in the background (PEDELEC_HOME=${paths.home})…`);
         const pid = await launchCoreDetached(paths, io.env);
-        if (!(await waitForCore(paths, 15_000))) {
+        // Another `pedelec start` (or the native host) may have won the race: its Core answers, ours exited at once
+        // ("already running"). Report the Core that answers, by the pid it gives.
+        const running = (await waitForCore(paths, 15_000)) ? await pingCore(paths.socketPath) : undefined;
+        if (running === undefined) {
           io.err(`Pedelec Core did not come up; see ${paths.logsDir}/core.log`);
           return 1;
+        }
+        if (running.pid !== pid) {
+          io.out(`Pedelec Core is already running (pid ${running.pid}, started meanwhile by another \`pedelec start\` or the browser; PEDELEC_HOME=${paths.home}).`);
+          return 0;
         }
         io.out(`Pedelec Core started in the background (pid ${pid}, socket ${paths.socketPath}).`);
         return 0;
@@ -198,9 +215,19 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
           return 0;
         }
         if (action === "set" && positionals.length === 2) {
-          await setConfig(paths.settingsFile, registry, positionals[0]!, positionals[1]!);
+          const key = positionals[0]!;
+          const secret = SECRET_CONFIG_KEYS.includes(key);
+          let value = positionals[1]!;
+          if (value === "-") {
+            // Refuse an unknown key before waiting for input that would only be thrown away.
+            if (!CONFIG_KEYS.includes(key)) throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; see \`pedelec config --help\``);
+            value = await readConfigValue(io.stdin ?? process.stdin, key, secret, (text) => process.stderr.write(text));
+          } else if (secret && value !== "") {
+            io.err(`pedelec config: ${key} was given on the command line, where \`ps\` shows it to every local user (and npx logs it); next time use \`pedelec config set ${key} -\` and type or pipe it in, or the control panel`);
+          }
+          await setConfig(paths.settingsFile, registry, key, value);
           if (values.json) io.out(JSON.stringify({ ok: true }));
-          else io.out(`Set ${positionals[0]} in ${paths.settingsFile}.`);
+          else io.out(`Set ${key} in ${paths.settingsFile}.`);
           return 0;
         }
         io.err(COMMAND_USAGE.config!);
@@ -234,6 +261,16 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
     io.err(`  ${coded.remedy}`);
     return 1;
   }
+}
+
+/** The running Core's answer to ping, or undefined when none answers. */
+async function pingCore(socketPath: string): Promise<{ pid: number } | undefined> {
+  const connection = await CoreConnection.open(socketPath).catch(() => undefined);
+  if (connection === undefined) return undefined;
+  return connection
+    .request("ping", {})
+    .catch(() => undefined)
+    .finally(() => connection.close());
 }
 
 function helpOrVersion(command: string, help: boolean, io: CommandIo): number {

@@ -28,6 +28,12 @@ export const CONFIG_KEYS = [
   "logging.debug",
 ];
 
+/**
+ * Keys whose values are secrets: `config get` shows only whether they are set, and `pedelec config set <key> -` reads
+ * them from stdin (a hidden prompt on a terminal), so they need not go on a command line.
+ */
+export const SECRET_CONFIG_KEYS: readonly string[] = ["ollama.apiKey"];
+
 /** What `config get` shows for a secret: whether it is set, never the value. */
 const SECRET_SET = "(set)";
 
@@ -114,6 +120,8 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
         // `code` is the field here: baseUrl (empty resets it) or apiKey (empty clears it).
         const field = code as string;
         if (field === "baseUrl" && value !== "") parseBaseUrl(value);
+        // A key goes into an HTTP header: one line (the message never repeats it).
+        if (field === "apiKey" && /[\r\n]/.test(value)) throw new PedelecError("INVALID_INPUT", "ollama.apiKey must be one line");
         const entry = field === "baseUrl" && value === "" ? DEFAULT_OLLAMA_BASE_URL : value;
         return { ...raw, ollama: { ...objectAt(raw, "ollama"), [field]: entry } };
       }

@@ -11,10 +11,19 @@ const MAX_ASSET_PATH_LENGTH = 1024;
 const MAX_ASSET_NAME_BYTES = 255;
 
 /**
+ * Invisible format characters (Unicode category Cf: zero-width spaces and joiners, soft hyphens, word joiners, tags,
+ * the byte-order mark) and every bidi control, named as well in case an engine's Unicode tables are older than ours:
+ * U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069. A name holding one can show as another (`invoice`, U+202E, `fdp.exe`
+ * reads as `invoiceexe.pdf`), so none is accepted.
+ */
+const DISGUISING_CHARACTER = /[\p{Cf}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/**
  * Why `path` is not an asset path, or null when it is. Asset paths (SPEC §2) start with `/`, separate with `/`, have no
- * empty, `.` or `..` segment, no `\`, NUL or other control character, no name Pedelec keeps for itself (`.pedelec-*`),
- * no name longer than 255 bytes, and nothing that Unicode compatibility folding would change (full-width slashes, one-dot
- * leaders and other look-alikes of `/` and `.`). The same rule runs in the page and in Core.
+ * empty, `.` or `..` segment, no `\`, NUL or other control character, no invisible format or bidi control character, no
+ * name ending in a space or a dot (Windows drops those, so `a.txt.` and `a.txt` would be one file), no name Pedelec keeps
+ * for itself (`.pedelec-*`), no name longer than 255 bytes, and nothing that Unicode compatibility folding would change
+ * (full-width slashes, one-dot leaders and other look-alikes of `/` and `.`). The same rule runs in the page and in Core.
  */
 export function assetPathProblem(path: string): string | null {
   if (!path.startsWith("/")) return "must start with /";
@@ -22,15 +31,30 @@ export function assetPathProblem(path: string): string | null {
   if (path.includes("\\")) return "must use / (no backslash)";
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(path)) return "must not hold control characters";
+  if (DISGUISING_CHARACTER.test(path)) return "must not hold invisible format or bidi control characters (such as U+202E or U+200B)";
   if (path.normalize("NFKC") !== path) return "must not hold look-alike or compatibility characters (such as ／ or ․)";
   const segments = path.slice(1).split("/");
   for (const segment of segments) {
     if (segment === "") return "must not have empty segments";
     if (segment === "." || segment === "..") return "must not have . or .. segments";
+    if (segment.endsWith(" ") || segment.endsWith(".")) return "must not have names ending in a space or a dot";
     if (segment.toLowerCase().startsWith(".pedelec-")) return "must not use names starting with .pedelec- (Pedelec's own)";
     if (new TextEncoder().encode(segment).length > MAX_ASSET_NAME_BYTES) return `names must be at most ${MAX_ASSET_NAME_BYTES} bytes`;
   }
   return null;
+}
+
+/**
+ * `path` as an error message may show it: JSON-quoted, with every control, invisible format and bidi control character
+ * written as an escape (`\u202e`), so a refused name cannot disguise the message that refuses it.
+ */
+export function printableAssetPath(path: string): string {
+  // eslint-disable-next-line no-control-regex
+  const hidden = /[\u0000-\u001f\u007f\p{Cf}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+  return JSON.stringify(path).replace(hidden, (character) => {
+    const point = character.codePointAt(0)!;
+    return point > 0xffff ? `\\u{${point.toString(16)}}` : `\\u${point.toString(16).padStart(4, "0")}`;
+  });
 }
 
 export const assetPathSchema = z.string().superRefine((path, context) => {

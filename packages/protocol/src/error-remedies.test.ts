@@ -14,7 +14,7 @@ const SIGN_IN_COMMANDS: Readonly<Record<ProviderCode, string>> = {
   opencode: "`opencode auth login`",
   cursor: "`cursor-agent login`",
   antigravity: "`agy`",
-  ollama: "`npx pedelec config set ollama.apiKey <key>`",
+  ollama: "`npx pedelec config set ollama.apiKey -`",
 };
 
 /** Code → the text of its `- **Remedy:**` line in docs/errors.md, continuation lines joined. */

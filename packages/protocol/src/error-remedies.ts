@@ -52,14 +52,17 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
     "Pick another effort level, or fix the profile with `npx pedelec config set effortProfiles.<provider>.<level> '<JSON array>'`.",
   MODEL_REQUIRED: "Choose a model, or set a default with `npx pedelec config set defaultModels.ollama <model>`.",
   INVALID_INPUT: "Fix the call as the message says; the same input gets the same answer.",
-  OLLAMA_API_KEY_REQUIRED: "Set a key with `npx pedelec config set ollama.apiKey <key>` (any value, such as `ollama`, for a local Ollama).",
-  OLLAMA_AUTH_FAILED: "Set the key the endpoint accepts with `npx pedelec config set ollama.apiKey <key>`.",
+  OLLAMA_API_KEY_REQUIRED: "Set a key with `npx pedelec config set ollama.apiKey -`, which asks for it (any value, such as `ollama`, for a local Ollama), or in the control panel (`npx pedelec open`).",
+  OLLAMA_AUTH_FAILED: "Set the key the endpoint accepts with `npx pedelec config set ollama.apiKey -`, which asks for it, or in the control panel (`npx pedelec open`).",
   OLLAMA_MODEL_NOT_FOUND: "Pick a model the endpoint has, or install it with `ollama pull <model>`.",
   OLLAMA_BASE_URL_INVALID: "Fix the address, e.g. `npx pedelec config set ollama.baseUrl http://127.0.0.1:11434`.",
   OLLAMA_UNAVAILABLE: "Start Ollama (`ollama serve`) or fix `ollama.baseUrl`, then try again.",
   OLLAMA_REQUEST_FAILED: "Send your message again; if it repeats, the Ollama server needs fixing (its reason is in the message).",
   OLLAMA_RESPONSE_INVALID: "Send your message again; if it repeats, check that `ollama.baseUrl` points at an Ollama API.",
   AGENT_TOOL_ROUNDS_EXCEEDED: "Ask for something narrower, or use a stronger model.",
+  AGENT_TOOL_CALLS_EXCEEDED: "Nothing to do: the model is told and makes fewer calls; if it keeps flooding, use another model.",
+  AGENT_WRITE_BUDGET_EXCEEDED: "Nothing to do: the model is told; ask for large files in several turns, or to generate them with a script.",
+  AGENT_TURN_LIMIT_EXCEEDED: "Send a narrower request; if it repeats, check that `ollama.baseUrl` points at a working model server.",
   // session / turn
   SESSION_BUSY: "Wait for the running turn to finish (or stop it), then send again.",
   SESSION_ENDED: "This session is over: start a new one.",
@@ -91,8 +94,8 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
   ASSET_UPLOAD_UNAUTHORIZED: "Upload again, one upload at a time per session.",
   ASSET_UPLOAD_SIZE_MISMATCH: "Upload the file again as it is now.",
   ASSET_UPLOAD_FAILED: "Upload again; if it fails again, check the free disk space.",
-  ASSET_LIST_FAILED: "Try again; if it persists, start a new session (this one's assets folder was changed from outside).",
-  ASSET_PATH_INVALID: "Use a path such as `/inbox/report.csv`: it starts with `/` and has no empty, `.` or `..` segments.",
+  ASSET_LIST_FAILED: "Try again: Core repairs a session's folders that were changed from outside before it lists them.",
+  ASSET_PATH_INVALID: "Use a path such as `/inbox/report.csv`: it starts with `/`, has no empty, `.` or `..` segments, no invisible or bidi control characters, and no name ending in a space or a dot.",
   ASSET_NOT_FOUND: "Check `listAssets()`; if the agent is to write the file, read it after the turn completes.",
   ASSET_NOT_FILE: "Use a path that names a file, not a folder.",
   ASSET_READ_TOO_LARGE: "Read it as `\"file\"` and process it in pieces.",
@@ -122,7 +125,7 @@ export const PROVIDER_SIGN_IN_REMEDIES: Readonly<Record<ProviderCode, string>> =
   opencode: "Run `opencode auth login` in a terminal, then send your message again.",
   cursor: "Run `cursor-agent login` in a terminal, then send your message again.",
   antigravity: "Run `agy` once in a terminal and sign in, then send your message again.",
-  ollama: "Set the key the endpoint accepts with `npx pedelec config set ollama.apiKey <key>`, then send your message again.",
+  ollama: "Set the key the endpoint accepts with `npx pedelec config set ollama.apiKey -` (it asks for the key), then send your message again.",
 };
 
 /** How to make each provider runnable (PROVIDER_UNAVAILABLE): install its CLI, sign in, and let Pedelec find it. */
@@ -132,7 +135,7 @@ export const PROVIDER_INSTALL_REMEDIES: Readonly<Record<ProviderCode, string>> =
   opencode: "Install OpenCode (`npm install -g opencode-ai`), sign in with `opencode auth login`, then run `npx pedelec install`.",
   cursor: "Install the Cursor CLI (`curl https://cursor.com/install -fsS | bash`), sign in with `cursor-agent login`, then run `npx pedelec install`.",
   antigravity: "Install Google Antigravity (https://antigravity.google), which puts `agy` on PATH, run `agy` once in a terminal to sign in, then run `npx pedelec install`.",
-  ollama: "Start Ollama (`ollama serve`) and set its key with `npx pedelec config set ollama.apiKey <key>`; `npx pedelec providers` says what is missing.",
+  ollama: "Start Ollama (`ollama serve`) and set its key with `npx pedelec config set ollama.apiKey -` (it asks for the key); `npx pedelec providers` says what is missing.",
 };
 
 /**

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_ASSET_BYTES, MAX_ASSET_TEXT_BYTES } from "@pedelec/protocol/assets";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
+import { DISGUISING_ASSET_PATHS } from "@pedelec/protocol/testing/disguising-asset-paths";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { UploadBody } from "./asset-upload-body.js";
 import { Bridge } from "./bridge.js";
@@ -149,6 +150,23 @@ describe("session.uploadAsset", () => {
     expect((await errorOf(session.uploadAsset(new Blob(["x"]), "/x.txt", { signal: "stop" as never }))).code).toBe("INVALID_INPUT");
     await flushMessages();
     expect(extension.requestsOf("prepareAssetUpload")).toEqual([]);
+  });
+
+  it("refuses bidi controls, invisible format characters and names ending in a space or a dot, as Core does", async () => {
+    const { extension, session } = await openSession();
+    for (const [label, path] of DISGUISING_ASSET_PATHS) {
+      const uploadError = await errorOf(session.uploadAsset(new Blob(["x"]), path));
+      expect(uploadError.code, label).toBe("ASSET_PATH_INVALID");
+      // The message shows the path with its invisible characters escaped, so it cannot disguise itself either.
+      expect(uploadError.message, label).not.toMatch(/[\p{Cf}]/u);
+      expect((await errorOf(session.readAsset(path, "text"))).code, label).toBe("ASSET_PATH_INVALID");
+    }
+    // A file's own name is the default path, and is checked the same way.
+    expect((await errorOf(session.uploadAsset(new File(["x"], "invoice\u202efdp.exe")))).code).toBe("ASSET_PATH_INVALID");
+    expect((await errorOf(session.uploadAsset(new File(["x"], "report.txt.")))).code).toBe("ASSET_PATH_INVALID");
+    await flushMessages();
+    expect(extension.requestsOf("prepareAssetUpload")).toEqual([]);
+    expect(extension.requestsOf("prepareAssetDownload")).toEqual([]);
   });
 
   it("refuses invalid paths with ASSET_PATH_INVALID before anything is sent", async () => {

@@ -1,4 +1,4 @@
-import { assetPathProblem, MAX_ASSET_BYTES, MAX_ASSET_TEXT_BYTES } from "@pedelec/protocol/assets";
+import { assetPathProblem, MAX_ASSET_BYTES, MAX_ASSET_TEXT_BYTES, printableAssetPath } from "@pedelec/protocol/assets";
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import type { PageRequestResult } from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -220,7 +220,7 @@ function checkUpload(
 function checkPath(path: unknown): asserts path is string {
   if (typeof path !== "string") throw new PedelecError("ASSET_PATH_INVALID", `An asset path is a string such as "/notes.txt", not ${describe(path)}`);
   const problem = assetPathProblem(path);
-  if (problem !== null) throw new PedelecError("ASSET_PATH_INVALID", `The asset path ${JSON.stringify(path)} ${problem}`, { path });
+  if (problem !== null) throw new PedelecError("ASSET_PATH_INVALID", `The asset path ${printableAssetPath(path)} ${problem}`, { path });
 }
 
 function checkSignal(options: { signal?: AbortSignal } | undefined, method: string): AbortSignal | undefined {

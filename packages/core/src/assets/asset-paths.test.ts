@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AssetTransfers, type AssetSession } from "./asset-transfers.js";
 import { exchange } from "./asset-test-client.js";
 import { codeOf } from "../testing/error-code.js";
+import { DISGUISING_ASSET_PATHS } from "@pedelec/protocol/testing/disguising-asset-paths";
 
 const ORIGIN = "http://127.0.0.1:4000";
 let root: string;
@@ -69,6 +70,8 @@ const refused: [label: string, path: string][] = [
   ["Pedelec's own temporary name", "/.pedelec-upload-0123"],
   ["Pedelec's prefix in capitals", "/.PEDELEC-x"],
   ["Pedelec's prefix deeper down", "/sub/.pedelec-x/y"],
+  // Bidi controls, other invisible format characters, names ending in a space or a dot: the same list the SDK refuses.
+  ...DISGUISING_ASSET_PATHS,
 ];
 
 describe("asset paths", () => {
@@ -89,8 +92,8 @@ describe("asset paths", () => {
     expect(await readFile(join(assets, "etc", "passwd"), "utf8")).toBe("three");
     expect(await upload("/C:/Windows", "four")).toMatchObject({ status: 200 });
     expect(await readFile(join(assets, "C:", "Windows"), "utf8")).toBe("four");
-    expect(await upload("/.../x", "five")).toMatchObject({ status: 200 });
-    expect(await readFile(join(assets, "...", "x"), "utf8")).toBe("five");
+    expect(await upload("/..a/x", "five")).toMatchObject({ status: 200 });
+    expect(await readFile(join(assets, "..a", "x"), "utf8")).toBe("five");
     expect(await upload(`/${"x".repeat(255)}`, "six")).toMatchObject({ status: 200 });
   });
 
@@ -105,6 +108,15 @@ describe("asset paths", () => {
     expect(listed).not.toContain("/link.txt");
     expect(listed.some((path) => path.startsWith("/out"))).toBe(false);
     expect(listed).toContain("/file.txt");
+  });
+
+  it("neither lists nor reads a disguised name an agent wrote on disk", async () => {
+    await writeFile(join(assets, "invoice\u202efdp.exe"), "disguised");
+    await writeFile(join(assets, "trailing. "), "trailing");
+    const listed = (await transfers.list(session())).map((entry) => entry.path);
+    expect(listed.filter((path) => path.startsWith("/invoice") || path.startsWith("/trailing"))).toEqual([]);
+    expect(await codeOf(transfers.prepareDownload(session(), { path: "/invoice\u202efdp.exe" }))).toBe("ASSET_PATH_INVALID");
+    expect(await codeOf(transfers.prepareDownload(session(), { path: "/trailing. " }))).toBe("ASSET_PATH_INVALID");
   });
 
   it("refuses a folder where a file is expected, and a file where a folder is expected", async () => {

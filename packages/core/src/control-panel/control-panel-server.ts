@@ -4,9 +4,11 @@ import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { z } from "zod";
-import type { PanelErrorAnswer } from "./control-panel-wire.js";
+import { log } from "../logger.js";
+import type { PanelErrorAnswer, PanelSignInCodeAnswer } from "./control-panel-wire.js";
 import { PanelEventStream } from "./panel-event-stream.js";
-import { SECURITY_HEADERS, hostAllowed, refuseBare, sameOriginWrite, secretMatches } from "./panel-guard.js";
+import { SECURITY_HEADERS, hostAllowed, refuseBare, sameOriginWrite, secretMatches, sameOriginRead, cookieValue } from "./panel-guard.js";
+import type { PanelSignIn } from "./panel-sign-in.js";
 import type { PanelUiFiles } from "./panel-ui-files.js";
 
 /** The panel binds here only, never to a name DNS could point elsewhere. */
@@ -16,6 +18,15 @@ export const CONTROL_PANEL_HOST = "127.0.0.1";
 const MAX_BODY_BYTES = 64 * 1024;
 
 const SECRET_PATH = /^\/([A-Za-z0-9_-]{1,128})(\/.*)?$/;
+const SIGN_IN_PATH = /^\/sign-in\/([A-Za-z0-9_-]{1,128})$/;
+
+/** Where a browser signed in with a cookie finds the panel: a clean address, no secret in it. */
+export const PANEL_PREFIX = "panel";
+
+/** The browser session's cookie; cookies are shared by every port of a host, so its name carries the panel's port. */
+export function panelCookieName(port: number): string {
+  return `pedelec-panel-${port}`;
+}
 
 /** What an API handler gets: the request's method, its path below `/api/`, its query and a reader for its JSON body. */
 export interface PanelApiRequest {
@@ -32,6 +43,8 @@ export type PanelApiHandler = (request: PanelApiRequest) => Promise<unknown> | u
 
 export interface ControlPanelServerOptions {
   secret: string;
+  /** The one-time codes `pedelec open` asks for, and the browser sessions they open. */
+  signIn: PanelSignIn;
   api: PanelApiHandler;
   events: PanelEventStream;
   ui: PanelUiFiles;
@@ -40,8 +53,9 @@ export interface ControlPanelServerOptions {
 }
 
 /**
- * The control panel's HTTP server on 127.0.0.1. Every path starts with the per-launch secret; a request whose Host
- * is not the panel's own loopback address, or without the secret, gets a bare 421 or 404 and nothing else.
+ * The control panel's HTTP server on 127.0.0.1. Every path starts with the per-launch secret, or with `/panel/` and a
+ * browser session's cookie (opened by a one-time code at `/sign-in/<code>`); a request whose Host is not the panel's
+ * own loopback address, or with neither, gets a bare 421 or 404 and nothing else.
  */
 export class ControlPanelServer {
   readonly #server: Server;
@@ -89,10 +103,24 @@ async function handle(request: IncomingMessage, response: ServerResponse, port: 
   const target = request.url ?? "";
   const queryAt = target.indexOf("?");
   const path = queryAt === -1 ? target : target.slice(0, queryAt);
-  const match = SECRET_PATH.exec(path);
-  if (match === null || !secretMatches(options.secret, match[1]!)) return refuseBare(response, 404);
-  const rest = match[2];
   const method = request.method ?? "GET";
+  const signInMatch = SIGN_IN_PATH.exec(path);
+  if (signInMatch !== null) return signIn(response, method, signInMatch[1]!, port, options.signIn);
+  const match = SECRET_PATH.exec(path);
+  if (match === null) return refuseBare(response, 404);
+  let door: "secret" | "cookie";
+  if (match[1] === PANEL_PREFIX) {
+    // The cookie is sent to every port of 127.0.0.1, and to pages on them (same-site): only the panel's own page counts.
+    if (!options.signIn.sessionOpen(cookieValue(request.headers.cookie, panelCookieName(port))) || !sameOriginRead(request)) {
+      return refuseBare(response, 404);
+    }
+    door = "cookie";
+  } else if (secretMatches(options.secret, match[1]!)) {
+    door = "secret";
+  } else {
+    return refuseBare(response, 404);
+  }
+  const rest = match[2];
   if (rest === undefined) {
     // Relative addresses in the page resolve against the folder, so the secret's path always ends with a slash.
     response.writeHead(308, { ...SECURITY_HEADERS, Location: `/${match[1]}/`, "Content-Length": 0 });
@@ -119,6 +147,15 @@ async function handle(request: IncomingMessage, response: ServerResponse, port: 
     return;
   }
   if (method !== "GET" && !sameOriginWrite(request)) return refuseBare(response, 403);
+  if (segments.length === 1 && segments[0] === "sign-in-codes") {
+    // Only who holds the secret (`pedelec open`, which reads it from the 0600 address file) hands out codes.
+    if (door !== "secret") return refuseBare(response, 404);
+    if (method !== "POST") return refuseBare(response, 405);
+    const { code, expiresAt } = options.signIn.issueCode();
+    log("info", "control panel sign-in code issued", { expiresAt });
+    const answer: PanelSignInCodeAnswer = { url: `http://${CONTROL_PANEL_HOST}:${port}/sign-in/${code}`, expiresAt };
+    return sendJson(response, 200, answer);
+  }
   const apiRequest: PanelApiRequest = {
     method,
     segments,
@@ -134,6 +171,34 @@ async function handle(request: IncomingMessage, response: ServerResponse, port: 
     const body: PanelErrorAnswer = { error: { code: coded.code, message: coded.message } };
     sendJson(response, statusOf(coded.code), body);
   }
+}
+
+/**
+ * A browser arriving with a one-time code: the first time, its session cookie and a redirect to the clean address;
+ * otherwise a short page saying to run `pedelec open` again. Neither the code nor the cookie is ever logged.
+ */
+function signIn(response: ServerResponse, method: string, code: string, port: number, signInKeeper: PanelSignIn): void {
+  if (method !== "GET") return refuseBare(response, 405);
+  const outcome = signInKeeper.redeem(code);
+  if (outcome.ok) {
+    log("info", "control panel: a browser signed in with a one-time code");
+    response.writeHead(303, {
+      ...SECURITY_HEADERS,
+      Location: `/${PANEL_PREFIX}/`,
+      "Set-Cookie": `${panelCookieName(port)}=${outcome.token}; Path=/${PANEL_PREFIX}/; Max-Age=${outcome.maxAgeSeconds}; HttpOnly; SameSite=Strict`,
+      "Content-Length": 0,
+    });
+    response.end();
+    return;
+  }
+  const text =
+    outcome.reason === "replayed"
+      ? "This sign-in link was already used, so the control panel closed the session it had opened. Run `pedelec open` again. If you did not open it twice, someone else on this machine may have seen the link.\n"
+      : "This sign-in link has expired or was already used. Run `pedelec open` again.\n";
+  if (outcome.reason === "replayed") log("warn", "control panel: a sign-in code was used twice; the session it opened is closed");
+  else log("info", "control panel: refused an unknown or expired sign-in code");
+  response.writeHead(403, { ...SECURITY_HEADERS, "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(text) });
+  response.end(text);
 }
 
 const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {

@@ -30,6 +30,8 @@ export type PanelProvider = z.infer<typeof panelProviderSchema>;
 export interface PanelProvidersAnswer {
   providers: PanelProvider[];
   settings: z.infer<typeof publicSettingsSchema>;
+  /** Whether an Ollama API key is stored; the key itself never leaves Core. */
+  ollamaApiKeySet: boolean;
 }
 
 /** One change to settings.json, checked as Core checks it; the next session uses it. */
@@ -45,6 +47,8 @@ export const panelSettingChangeSchema = z.discriminatedUnion("setting", [
     level: effortLevelSchema,
     tokens: z.array(z.string().max(10_000)).max(1_000).nullable(),
   }),
+  /** The Ollama API key, posted from the page's password field; empty clears it. Never echoed back. */
+  z.strictObject({ setting: z.literal("ollamaApiKey"), value: z.string().max(4_096) }),
 ]);
 export type PanelSettingChange = z.infer<typeof panelSettingChangeSchema>;
 
@@ -94,6 +98,13 @@ export interface PanelEvent {
 /** Sent on the stream (event name `dropped`) when events were left out because the page read too slowly. */
 export interface PanelDroppedNotice {
   count: number;
+}
+
+/** `POST sign-in-codes` (under the secret's door only): a one-time address for a browser. */
+export interface PanelSignInCodeAnswer {
+  /** `http://127.0.0.1:<port>/sign-in/<code>`: good once, until `expiresAt`; it leads to `/panel/` with a cookie. */
+  url: string;
+  expiresAt: string;
 }
 
 /** Every refusal of the panel's API. */

@@ -270,8 +270,10 @@ describe("the control panel's live events", () => {
     const { connection: page, sessionId, events } = await openPage();
     // About 16 MiB of text deltas: far more than the kernel's buffers hold for a client that does not read.
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply-large 16000000" }, ORIGIN);
-    // The whole answer is too large for one chat-completed event; the turn ends either way.
-    await Promise.race([events.until("turn-completed"), events.until("turn-failed")]);
+    // The whole answer is too large for one chat-completed event; the turn ends either way. 16 MiB through Core takes a
+    // few seconds, more on a loaded machine than the event log's usual deadline.
+    const turnEnded = () => events.seen.some((event) => event.type === "turn-completed" || event.type === "turn-failed");
+    await expect.poll(turnEnded, { timeout: 45_000, interval: 50 }).toBe(true);
     stream.read();
     stream.socket.resume();
     await stream.until((text) => /event: dropped\ndata: \{"count":\d+\}/.test(text), 30_000);
@@ -329,6 +331,38 @@ describe("the control panel's providers and settings", () => {
     await put({ setting: "defaultProvider", value: "claude" });
     const settings = JSON.parse((await send(panel.port, api(panel, "providers"))).body).settings;
     expect(settings).toEqual({ defaultProvider: "claude", defaultEffortLevel: "medium", defaultModels: { claude: "claude-opus-4-1" } });
+  });
+
+  it("sets the Ollama API key from the page's form, and never sends it back", async () => {
+    const panel = await startPanel();
+    const key = "sk-panel-0123456789-very-secret";
+    const put = (body: unknown, headers: Record<string, string> = {}) => send(panel.port, api(panel, "settings"), { method: "PUT", body, headers });
+    const before = JSON.parse((await send(panel.port, api(panel, "providers"))).body) as PanelProvidersAnswer;
+    expect(before.ollamaApiKeySet).toBe(false);
+    // Another origin's page cannot set it, nor a form post.
+    expect((await put({ setting: "ollamaApiKey", value: key }, { origin: "http://127.0.0.1:3000" })).status).toBe(403);
+    await expect(stat(join(home, "settings.json"))).rejects.toMatchObject({ code: "ENOENT" });
+
+    const saved = await put({ setting: "ollamaApiKey", value: key }, { origin: `http://127.0.0.1:${panel.port}` });
+    expect(saved.status).toBe(200);
+    expect(saved.body).not.toContain(key);
+    expect((JSON.parse(saved.body) as PanelProvidersAnswer).ollamaApiKeySet).toBe(true);
+    const settingsFile = join(home, "settings.json");
+    expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe(key);
+    expect((await stat(settingsFile)).mode & 0o777).toBe(0o600);
+    // Nothing the panel serves shows it: not the providers, not the logs.
+    for (const path of ["providers", "logs", "sessions", "origins"]) expect((await send(panel.port, api(panel, path))).body).not.toContain(key);
+
+    const twoLines = await put({ setting: "ollamaApiKey", value: "one\ntwo" });
+    expect(JSON.parse(twoLines.body)).toEqual({ error: { code: "INVALID_INPUT", message: "ollama.apiKey must be one line" } });
+    const tooLong = await put({ setting: "ollamaApiKey", value: "k".repeat(5_000) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body).not.toContain("kkkk");
+    expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe(key);
+
+    const cleared = await put({ setting: "ollamaApiKey", value: "" });
+    expect((JSON.parse(cleared.body) as PanelProvidersAnswer).ollamaApiKeySet).toBe(false);
+    expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe("");
   });
 });
 

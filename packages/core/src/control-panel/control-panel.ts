@@ -7,11 +7,14 @@ import { CONTROL_PANEL_HOST, ControlPanelServer } from "./control-panel-server.j
 import { createPanelApi } from "./panel-api.js";
 import { PanelEventStream, type PanelEventStreamOptions } from "./panel-event-stream.js";
 import { newPanelSecret } from "./panel-guard.js";
+import { PanelSignIn, type PanelSignInOptions } from "./panel-sign-in.js";
 import { loadPanelUiFiles } from "./panel-ui-files.js";
 
 export interface ControlPanelOptions {
   /** The Live events stream's limits (DEFAULT_PANEL_EVENT_STREAM_OPTIONS); tests make a slow client lag sooner. */
   events?: Partial<PanelEventStreamOptions>;
+  /** The lifetimes of sign-in codes and browser sessions, and their clock; tests shorten them. */
+  signIn?: PanelSignInOptions;
 }
 
 export interface ControlPanelContext {
@@ -23,7 +26,8 @@ export interface ControlPanelContext {
 /**
  * The control panel Core serves while it runs: a loopback HTTP server behind a secret made at each start, whose
  * address is written (0600) to `run/control-panel.url` for `pedelec open` and removed when Core stops. The address is
- * never logged and never sent on Core's socket.
+ * never logged and never sent on Core's socket. Browsers get in through a one-time code that `pedelec open` asks for
+ * with the secret (panel-sign-in.ts), so the secret never reaches a command line.
  */
 export class ControlPanel {
   private constructor(
@@ -41,6 +45,7 @@ export class ControlPanel {
     try {
       const server = await ControlPanelServer.start({
         secret,
+        signIn: new PanelSignIn(options.signIn),
         events,
         ui: await loadPanelUiFiles(),
         api: createPanelApi({

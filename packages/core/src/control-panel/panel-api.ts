@@ -34,7 +34,7 @@ export const EXTENSION_OPTIONS_URL = `chrome-extension://${DEFAULT_EXTENSION_ID}
  * | `GET sessions` | `PanelSession[]` |
  * | `POST sessions/<id>/cancel`, `POST sessions/<id>/end` | `{ cancelled }`, `{ ended }` |
  * | `GET providers` | `PanelProvidersAnswer` |
- * | `PUT settings` (a `PanelSettingChange`) | `PanelProvidersAnswer` as it is now |
+ * | `PUT settings` (a `PanelSettingChange`, the Ollama key among them) | `PanelProvidersAnswer` as it is now (never a key) |
  * | `GET origins` | `PanelOriginsAnswer` |
  * | `GET logs?text=&level=&limit=` | `PanelLogsAnswer` |
  *
@@ -45,7 +45,11 @@ export function createPanelApi(context: PanelApiContext): PanelApiHandler {
   const providersAnswer = async (): Promise<PanelProvidersAnswer> => {
     const [reports, settings] = await Promise.all([sessions.providerReports(), context.loadSettings()]);
     const { defaultProvider, defaultEffortLevel, defaultModels } = settings;
-    return { providers: panelProviders(reports, settings, sessions.providers), settings: { defaultProvider, defaultEffortLevel, defaultModels } };
+    return {
+      providers: panelProviders(reports, settings, sessions.providers),
+      settings: { defaultProvider, defaultEffortLevel, defaultModels },
+      ollamaApiKeySet: settings.ollama.apiKey !== "",
+    };
   };
   /** A live session by id, through the page path (its own origin), so the panel acts exactly as the page would. */
   const liveSession = (id: string | undefined) => {

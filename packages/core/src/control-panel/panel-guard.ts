@@ -52,3 +52,23 @@ export function sameOriginWrite(request: IncomingMessage): boolean {
   if (origin === undefined) return request.headers["sec-fetch-site"] === undefined || request.headers["sec-fetch-site"] === "same-origin";
   return host !== undefined && origin === `http://${host}`;
 }
+
+/**
+ * Whether a request under the cookie's door comes from the panel's own page or from the user (typing the address,
+ * a bookmark): `Sec-Fetch-Site` is `same-origin` or `none`, or absent (not a browser). A page on another port of
+ * 127.0.0.1 is same-site, so its requests carry the cookie; this is what refuses them.
+ */
+export function sameOriginRead(request: IncomingMessage): boolean {
+  const site = request.headers["sec-fetch-site"];
+  return site === undefined || site === "same-origin" || site === "none";
+}
+
+/** The value of cookie `name` in a Cookie header, or undefined. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  for (const part of header.split(";")) {
+    const equals = part.indexOf("=");
+    if (equals !== -1 && part.slice(0, equals).trim() === name) return part.slice(equals + 1).trim();
+  }
+  return undefined;
+}

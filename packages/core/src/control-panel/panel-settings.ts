@@ -28,6 +28,8 @@ function configEntryOf(change: PanelSettingChange): [key: string, value: string]
       return [`defaultModels.${change.provider}`, change.value];
     case "effortProfile":
       return [`effortProfiles.${change.provider}.${change.level}`, change.tokens === null ? "" : JSON.stringify(change.tokens)];
+    case "ollamaApiKey":
+      return ["ollama.apiKey", change.value];
   }
 }
 

@@ -10,7 +10,10 @@ export class PanelRequestError extends Error {
   }
 }
 
-/** The API lives under the page's own folder, whose name is the secret; the page never writes the secret anywhere. */
+/**
+ * The API lives under the page's own folder: `/panel/` (signed in with the session cookie) or the secret's folder; the
+ * page never writes either anywhere.
+ */
 function apiUrl(path: string): string {
   return new URL(`api/${path}`, location.href).href;
 }
@@ -22,7 +25,8 @@ export async function callPanel<T>(path: string, init: { method?: "GET" | "POST"
     headers: init.body === undefined ? {} : { "Content-Type": "application/json" },
     body: init.body === undefined ? null : JSON.stringify(init.body),
     cache: "no-store",
-    credentials: "omit",
+    // The session cookie (HttpOnly, SameSite=Strict) goes to the panel's own origin only.
+    credentials: "same-origin",
   });
   const text = await response.text();
   if (!response.ok) {

@@ -11,8 +11,9 @@ const LEVELS = ["low", "medium", "high"] as const;
 export function mountProvidersPage(container: HTMLElement): () => void {
   const status = element("p", { "data-role": "status" }, "Looking for providers…");
   const defaults = element("section", { "data-role": "defaults" });
+  const ollamaKey = element("section", { "data-role": "ollama-api-key" });
   const providers = element("section", { "data-role": "providers" });
-  replaceChildren(container, element("h1", {}, "Providers"), status, defaults, providers);
+  replaceChildren(container, element("h1", {}, "Providers"), status, defaults, ollamaKey, providers);
 
   /** Sends one change; its outcome goes to `problem` (the element next to the field). */
   const change = async (setting: PanelSettingChange, problem: HTMLElement): Promise<PanelProvidersAnswer | undefined> => {
@@ -29,6 +30,7 @@ export function mountProvidersPage(container: HTMLElement): () => void {
 
   const render = (answer: PanelProvidersAnswer): void => {
     renderDefaults(answer);
+    renderOllamaKey(answer.ollamaApiKeySet);
     replaceChildren(providers, ...answer.providers.map((provider) => providerCard(provider, answer.settings.defaultModels[provider.code] ?? "")));
   };
 
@@ -51,6 +53,45 @@ export function mountProvidersPage(container: HTMLElement): () => void {
       element("label", {}, "Default effort ", effortChoice),
       " ",
       problem,
+    );
+  };
+
+  /**
+   * The Ollama API key: a password field whose value is sent once (PUT settings) and then cleared; Core answers only
+   * whether a key is set, so the page never holds or shows a stored key.
+   */
+  const renderOllamaKey = (keySet: boolean): void => {
+    const problem = element("span", { class: "problem", "data-role": "ollama-api-key-error" });
+    const field = element("input", { type: "password", name: "ollamaApiKey", autocomplete: "off", spellcheck: "false", placeholder: keySet ? "a key is set; type a new one to replace it" : "paste the key" });
+    const form = element(
+      "form",
+      { "data-role": "ollama-api-key-form" },
+      element("label", {}, "Ollama API key ", field),
+      " ",
+      element("button", { type: "submit", "data-action": "save-ollama-api-key" }, "Save key"),
+      " ",
+      element("button", { type: "button", "data-action": "clear-ollama-api-key", disabled: !keySet }, "Remove key"),
+      " ",
+      element("span", { class: "muted", "data-role": "ollama-api-key-state" }, keySet ? "set" : "not set"),
+      " ",
+      problem,
+    );
+    const send = async (value: string): Promise<void> => {
+      field.value = "";
+      const answer = await change({ setting: "ollamaApiKey", value }, problem);
+      if (answer !== undefined) renderOllamaKey(answer.ollamaApiKeySet);
+    };
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (field.value === "") problem.textContent = "Type or paste a key first (Remove key clears it).";
+      else void send(field.value);
+    });
+    form.querySelector('[data-action="clear-ollama-api-key"]')?.addEventListener("click", () => void send(""));
+    replaceChildren(
+      ollamaKey,
+      element("h2", {}, "Ollama"),
+      element("p", { class: "muted" }, "The key Pedelec's agent sends to Ollama (ollama.com or your own server). It is stored in settings.json (0600) and never shown again."),
+      form,
     );
   };
 

@@ -11,8 +11,9 @@ export interface ClaudeArgsInput {
 
 /**
  * In a sandbox session the agent may read and edit files (Claude Code keeps its file tools to the working directory)
- * and run exactly Pedelec's agent commands through Bash; any other shell command is denied, since nobody is there to
- * approve it in print mode.
+ * and run Pedelec's agent commands through Bash. Claude Code itself also lets read-only commands run (`echo`, `cat` of a
+ * file in the workspace; the real 2.1.332 did), and refuses everything that changes files outside the rules, or reads
+ * outside the workspace, since nobody is there to approve it in print mode.
  */
 export const CLAUDE_SANDBOX_TOOLS = [
   "Read",
