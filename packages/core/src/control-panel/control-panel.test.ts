@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore, type RunningCore, type StartCoreOptions } from "../core-daemon.js";
 import { createCoreHome } from "../testing/core-home.js";
+import { sendToPanel as send } from "../testing/panel-http.js";
 import { collectSessionEvents } from "../testing/session-events.js";
 import type { PanelLogsAnswer, PanelOriginsAnswer, PanelProvidersAnswer, PanelSession } from "./control-panel-wire.js";
 
@@ -41,39 +42,6 @@ async function startPanel(options: StartCoreOptions = {}): Promise<Panel> {
   return { url, port: Number(url.port), secret: url.pathname.split("/")[1]! };
 }
 
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** One HTTP request with full control of the Host header, which fetch() does not allow. */
-function send(port: number, path: string, options: { method?: string; host?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
-  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-  return new Promise((resolvePromise, reject) => {
-    const outgoing = httpRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        path,
-        method: options.method ?? "GET",
-        headers: {
-          host: options.host ?? `127.0.0.1:${port}`,
-          ...(body === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }),
-          ...options.headers,
-        },
-      },
-      (incoming) => {
-        let text = "";
-        incoming.setEncoding("utf8");
-        incoming.on("data", (chunk: string) => (text += chunk));
-        incoming.on("end", () => resolvePromise({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: text }));
-      },
-    );
-    outgoing.on("error", reject);
-    outgoing.end(body);
-  });
-}
 
 const api = (panel: Panel, path: string) => `/${panel.secret}/api/${path}`;
 

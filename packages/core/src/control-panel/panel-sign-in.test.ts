@@ -1,4 +1,3 @@
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { rm } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,6 +6,7 @@ import { startCore, type RunningCore } from "../core-daemon.js";
 import { setLogSink } from "../logger.js";
 import type { LogSink } from "../logging/log-record.js";
 import { createCoreHome } from "../testing/core-home.js";
+import { sendToPanel as send } from "../testing/panel-http.js";
 import { PanelSignIn } from "./panel-sign-in.js";
 
 const standInDir = resolve(fileURLToPath(new URL("../../../../test/stand-ins/claude", import.meta.url)));
@@ -50,38 +50,6 @@ describe("PanelSignIn", () => {
   });
 });
 
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-function send(port: number, path: string, options: { method?: string; host?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
-  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-  return new Promise((resolvePromise, reject) => {
-    const outgoing = httpRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        path,
-        method: options.method ?? "GET",
-        headers: {
-          host: options.host ?? `127.0.0.1:${port}`,
-          ...(body === undefined ? {} : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }),
-          ...options.headers,
-        },
-      },
-      (incoming) => {
-        let text = "";
-        incoming.setEncoding("utf8");
-        incoming.on("data", (chunk: string) => (text += chunk));
-        incoming.on("end", () => resolvePromise({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: text }));
-      },
-    );
-    outgoing.on("error", reject);
-    outgoing.end(body);
-  });
-}
 
 describe("signing a browser in to the control panel", () => {
   let home: string;
