@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { readFile, readdir, writeFile } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { errorOf, firstPrompt, messages, sessionIdOf, THREAD_ID } from "../../te
 import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
 import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createClaudeAdapter } from "./claude-adapter.js";
+import { replayingThenWaitingCli } from "../../testing/replaying-cli.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/claude/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "claude");
@@ -208,13 +208,7 @@ describe("claude adapter on a refused key", () => {
    * A `claude` that prints the first 2 lines of a recorded run on a refused key (its first retry of the 401), then
    * waits as the real one does between its retries.
    */
-  async function refusingCli(): Promise<string> {
-    const lines = readFileSync(new URL("./fixtures/refused-key-retry.jsonl", import.meta.url), "utf8").split("\n").slice(0, 2);
-    const script = path.join(standIn.root, "refusing-claude");
-    const body = `process.stdout.write(${JSON.stringify(`${lines.join("\n")}\n`)});\nsetInterval(() => {}, 1000);\n`;
-    await writeFile(script, `#!${process.execPath}\n${body}`, { mode: 0o755 });
-    return script;
-  }
+  const refusingCli = () => replayingThenWaitingCli(standIn.root, "refusing-claude", new URL("./fixtures/refused-key-retry.jsonl", import.meta.url), 2);
 
   it("stops the CLI at its first retry and fails the turn with PROVIDER_NOT_AUTHENTICATED", async () => {
     const startedAt = Date.now();

@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { readFile, readdir, writeFile } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import { errorOf, firstPrompt, sessionIdOf, texts, THREAD_ID } from "../../testi
 import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
 import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createCodexAdapter } from "./codex-adapter.js";
+import { replayingThenWaitingCli } from "../../testing/replaying-cli.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/codex/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "codex");
@@ -201,13 +201,7 @@ describe("codex adapter on a refused key", () => {
    * A `codex` that prints the first 3 lines of a recorded run on a refused key (its first retry of the 401), then
    * waits as the real one does between its retries.
    */
-  async function refusingCli(): Promise<string> {
-    const lines = readFileSync(new URL("./fixtures/refused-key.jsonl", import.meta.url), "utf8").split("\n").slice(0, 3);
-    const script = path.join(standIn.root, "refusing-codex");
-    const body = `process.stdout.write(${JSON.stringify(`${lines.join("\n")}\n`)});\nsetInterval(() => {}, 1000);\n`;
-    await writeFile(script, `#!${process.execPath}\n${body}`, { mode: 0o755 });
-    return script;
-  }
+  const refusingCli = () => replayingThenWaitingCli(standIn.root, "refusing-codex", new URL("./fixtures/refused-key.jsonl", import.meta.url), 3);
 
   it("stops the CLI at its first retry and fails the turn with PROVIDER_NOT_AUTHENTICATED", async () => {
     const startedAt = Date.now();
