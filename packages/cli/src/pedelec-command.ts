@@ -71,7 +71,9 @@ Lists every agent CLI Pedelec can drive: whether this machine can run it, its ve
 
 Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>
 (a JSON array of argv tokens), providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays,
-modelResponseTimeoutSeconds, logging.debug. An empty value resets a key to its default.
+modelResponseTimeoutSeconds, limits.liveSessionsPerOrigin, limits.assetBytesPerSession, limits.assetBytesPerOrigin,
+limits.minFreeDiskBytes (bytes; 512MiB and 2GiB are understood too), logging.debug. An empty value resets a key to
+its default.
 
 A value of - is read from stdin: piped (one final line ending is dropped), or typed after a prompt, hidden for
 secrets. Set ollama.apiKey that way, e.g. \`pedelec config set ollama.apiKey - < key.txt\`, or in the control panel

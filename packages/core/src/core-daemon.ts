@@ -163,7 +163,10 @@ async function startCoreSteps(
       sessions.warmUp();
       // Assets are not Core's reason to run: if their server cannot start, Core runs and the asset requests say so.
       const { AssetTransfers } = await import("./assets/asset-transfers.js");
-      assets = await AssetTransfers.start(options.assets);
+      assets = await AssetTransfers.start({
+        ...options.assets,
+        quota: { limits: async () => (await settings.current()).limits, workspacesOf: (origin) => sessions.liveWorkspacesOf(origin) },
+      });
       try {
         await loaded.restore();
       } finally {

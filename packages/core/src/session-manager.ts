@@ -3,6 +3,7 @@ import type { ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { CreateSessionInput, ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
 import type { SessionEndReason, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import { sessionLimitReached } from "@pedelec/protocol/resource-limits";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import type { CorePaths } from "./core-paths.js";
 import { DEFAULT_ENDED_SESSION_LIMITS, EndedSession, EndedSessions, type EndedSessionLimits } from "./ended-session.js";
@@ -119,6 +120,8 @@ export class SessionManager {
   readonly #observers = new Set<(envelope: SessionEventEnvelope, origin: string, provider: ProviderCode) => void>();
   /** User turns per live session, counted once asked for (liveSessions) and kept up to date from then on. */
   readonly #turnCounts = new Map<string, number>();
+  /** Sessions of each origin being created right now (see #reserveSessionSlot). */
+  readonly #creating = new Map<string, number>();
   #store: SessionStore | PedelecError;
 
   constructor(private readonly options: SessionManagerOptions) {
@@ -165,6 +168,45 @@ export class SessionManager {
    */
   async create(origin: string, input: CreateSessionInput, fullAccessAdmitted = false): Promise<SessionInfo> {
     const settings = await this.options.loadSettings();
+    const release = this.#reserveSessionSlot(origin, settings.limits.liveSessionsPerOrigin);
+    try {
+      return await this.#create(origin, input, fullAccessAdmitted, settings);
+    } finally {
+      release();
+    }
+  }
+
+  /** Live sessions of `origin`, counting those being created. */
+  liveCountOf(origin: string): number {
+    let count = this.#creating.get(origin) ?? 0;
+    for (const session of this.#sessions.values()) if (!session.ended && session.origin === origin) count += 1;
+    return count;
+  }
+
+  /** The workspaces of `origin`'s live sessions (one entry per folder, however many sessions share it). */
+  liveWorkspacesOf(origin: string): string[] {
+    const paths = new Set<string>();
+    for (const session of this.#sessions.values()) if (!session.ended && session.origin === origin) paths.add(session.setup.workspace.path);
+    return [...paths];
+  }
+
+  /**
+   * Holds one of `origin`'s live-session slots while its session is created, so that creates racing each other cannot
+   * all pass the limit; SESSION_LIMIT_REACHED when none is left. The returned function gives the hold back (a created
+   * session is counted as live from then on).
+   */
+  #reserveSessionSlot(origin: string, limit: number): () => void {
+    const used = this.liveCountOf(origin);
+    if (used >= limit) throw sessionLimitReached(origin, limit, used);
+    this.#creating.set(origin, (this.#creating.get(origin) ?? 0) + 1);
+    return () => {
+      const left = (this.#creating.get(origin) ?? 1) - 1;
+      if (left === 0) this.#creating.delete(origin);
+      else this.#creating.set(origin, left);
+    };
+  }
+
+  async #create(origin: string, input: CreateSessionInput, fullAccessAdmitted: boolean, settings: Settings): Promise<SessionInfo> {
     const provider = this.#chooseProvider(input, settings);
     const model = input.model ?? settings.defaultModels[provider] ?? null;
     if (provider === "ollama" && model === null) {
@@ -380,6 +422,7 @@ export class SessionManager {
       unfollowedTurnGraceMs: settings.unfollowedTurnGraceMs,
       processLedger: this.options.processLedger,
       scriptRunner: this.options.scriptRunner,
+      minFreeDiskBytes: async () => (await this.options.loadSettings()).limits.minFreeDiskBytes,
       ...(endpoint ? { endpoint } : {}),
       ...(restored ? { restored } : {}),
       publish: (envelope) => {

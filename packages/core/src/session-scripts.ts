@@ -2,6 +2,7 @@ import type { AccessMode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ScriptRunResult, ScriptRunSpec } from "@pedelec/protocol/script-run";
 import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
+import { requireFreeSpace, watchFreeSpace, type FreeBytesOf } from "./disk-space.js";
 
 /** Who asked for a run: the page (`workspace.run()`) or the session's agent (`pedelec-ts-runtime`). */
 export type RunCaller = "page" | "agent";
@@ -14,6 +15,12 @@ export interface SessionScriptsOptions {
   workspaceRoot: string;
   /** The runner, created on first use (locating Deno and the OS wall takes a moment). */
   runner: () => Promise<ScriptRunner>;
+  /** The free bytes a run must leave on the workspace's disk (settings' limits.minFreeDiskBytes), read per run. */
+  minFreeDiskBytes: () => Promise<number>;
+  /** How the free space is measured; the file system's own figure unless a test gives another. */
+  freeBytesOf?: FreeBytesOf;
+  /** How often a running script's disk is looked at; FREE_SPACE_POLL_MS unless a test shortens it. */
+  freeSpacePollMs?: number;
 }
 
 export interface RunInput {
@@ -58,8 +65,15 @@ export class SessionScripts {
     let markFinished: () => void = () => undefined;
     const finished = new Promise<void>((resolvePromise) => (markFinished = resolvePromise));
     this.#runs.set(input.runId, { caller: input.caller, access: input.access, controller, finished });
+    let stopWatching = (): void => undefined;
     try {
+      const floor = await this.options.minFreeDiskBytes();
+      await requireFreeSpace(this.options.workspaceRoot, 0, floor, "a script", this.options.freeBytesOf);
       const runner = await this.options.runner();
+      stopWatching = watchFreeSpace(this.options.workspaceRoot, floor, (error) => controller.abort(error), {
+        ...(this.options.freeBytesOf ? { freeBytesOf: this.options.freeBytesOf } : {}),
+        ...(this.options.freeSpacePollMs ? { pollMs: this.options.freeSpacePollMs } : {}),
+      });
       let result: ScriptRunResult;
       try {
         result = await runner.run({
@@ -76,8 +90,12 @@ export class SessionScripts {
         if (controller.signal.aborted && (error as PedelecError).code === "DENO_CANCELLED") throw cancellation(controller.signal.reason);
         throw error;
       }
-      return input.caller === "page" ? pageRunOutcome(result, controller.signal.reason) : result;
+      // Stopped because the disk filled up: the caller, page or agent, learns it by its code, not as a cancel.
+      const reason: unknown = controller.signal.reason;
+      if (result.termination === "cancelled" && reason instanceof PedelecError && reason.code === "DISK_SPACE_LOW") throw reason;
+      return input.caller === "page" ? pageRunOutcome(result, reason) : result;
     } finally {
+      stopWatching();
       input.signal?.removeEventListener("abort", onCallerAbort);
       this.#runs.delete(input.runId);
       markFinished();

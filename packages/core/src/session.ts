@@ -66,6 +66,8 @@ export interface SessionSetup {
   processLedger: ProcessGroupLedger;
   /** Core's script runner, created on first use. */
   scriptRunner: () => Promise<ScriptRunner>;
+  /** The free bytes a script run must leave on the workspace's disk, from the settings in force when it starts. */
+  minFreeDiskBytes: () => Promise<number>;
   /** The HTTP endpoint of a provider that calls one itself (ollama), snapshotted like the effort profile. */
   endpoint?: { baseUrl: string; apiKey: string };
   /** Every event, in seq order; the caller stores it before it leaves Core. */
@@ -151,7 +153,12 @@ export class Session {
     this.#providerSessionId = restored?.providerSessionId ?? null;
     this.#hadTurn = restored !== undefined && restored.lastSeq > 0;
     this.#usage = sessionUsageState(restored?.usage);
-    this.scripts = new SessionScripts({ threadId: setup.id, workspaceRoot: setup.workspace.path, runner: setup.scriptRunner });
+    this.scripts = new SessionScripts({
+      threadId: setup.id,
+      workspaceRoot: setup.workspace.path,
+      runner: setup.scriptRunner,
+      minFreeDiskBytes: setup.minFreeDiskBytes,
+    });
   }
 
   get id(): string {

@@ -44,3 +44,38 @@ it("sets an effort profile checked by the provider's rules, refuses a bad one le
   expect(JSON.parse(await readFile(file, "utf8")).effortProfiles).toEqual({});
   expect((await readConfig(file, providers))["effortProfiles.claude.high"]).toEqual(claudeHigh);
 });
+
+it("sets each limit, bytes with or without a binary unit, refuses values out of bounds, and resets on empty", async () => {
+  const providers = createProviderRegistry();
+  expect(await readConfig(file, providers)).toMatchObject({
+    "limits.liveSessionsPerOrigin": 50,
+    "limits.assetBytesPerSession": 1024 ** 3,
+    "limits.assetBytesPerOrigin": 2 * 1024 ** 3,
+    "limits.minFreeDiskBytes": 1024 ** 3,
+  });
+  await setConfig(file, providers, "limits.liveSessionsPerOrigin", "8");
+  await setConfig(file, providers, "limits.assetBytesPerSession", "512MiB");
+  await setConfig(file, providers, "limits.assetBytesPerOrigin", "3 GiB");
+  await setConfig(file, providers, "limits.minFreeDiskBytes", "0");
+  expect(JSON.parse(await readFile(file, "utf8")).limits).toEqual({
+    liveSessionsPerOrigin: 8,
+    assetBytesPerSession: 512 * 1024 ** 2,
+    assetBytesPerOrigin: 3 * 1024 ** 3,
+    minFreeDiskBytes: 0,
+  });
+  const before = await readFile(file, "utf8");
+  for (const [key, value] of [
+    ["limits.liveSessionsPerOrigin", "0"],
+    ["limits.liveSessionsPerOrigin", "2GiB"],
+    ["limits.liveSessionsPerOrigin", "1.5"],
+    ["limits.assetBytesPerSession", "1KiB"],
+    ["limits.assetBytesPerOrigin", "2 furlongs"],
+    ["limits.minFreeDiskBytes", "-1"],
+    ["limits.minFreeDiskBytes", "99999999TiB"],
+  ] as const) {
+    await expect(setConfig(file, providers, key, value), `${key} ${value}`).rejects.toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining(key) });
+  }
+  expect(await readFile(file, "utf8")).toBe(before);
+  await setConfig(file, providers, "limits.assetBytesPerSession", "");
+  expect((await readConfig(file, providers))["limits.assetBytesPerSession"]).toBe(1024 ** 3);
+});

@@ -1,5 +1,6 @@
 import { EFFORT_LEVELS, PROVIDER_CODES, effortLevelSchema, providerCodeSchema, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { RESOURCE_LIMIT_BOUNDS, RESOURCE_LIMIT_NAMES, limitSettingKey, type ResourceLimitName } from "@pedelec/protocol/resource-limits";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import {
   loadSettings,
@@ -25,8 +26,14 @@ export const CONFIG_KEYS = [
   "ollama.apiKey",
   "sessionRetentionDays",
   "modelResponseTimeoutSeconds",
+  ...RESOURCE_LIMIT_NAMES.map(limitSettingKey),
   "logging.debug",
 ];
+
+/** What an unknown key's error lists: every key, with the per-provider ones folded. */
+const KNOWN_KEYS_TEXT =
+  "defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays, modelResponseTimeoutSeconds, " +
+  `${RESOURCE_LIMIT_NAMES.map(limitSettingKey).join(", ")}, logging.debug`;
 
 /**
  * Keys whose values are secrets: `config get` shows only whether they are set, and `pedelec config set <key> -` reads
@@ -53,6 +60,7 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
   values["ollama.apiKey"] = settings.ollama.apiKey === "" ? null : SECRET_SET;
   values.sessionRetentionDays = settings.sessionRetentionDays;
   values.modelResponseTimeoutSeconds = settings.modelResponseTimeoutSeconds;
+  for (const name of RESOURCE_LIMIT_NAMES) values[limitSettingKey(name)] = settings.limits[name];
   values["logging.debug"] = settings.logging.debug;
   return values;
 }
@@ -68,7 +76,7 @@ export async function readConfig(settingsFile: string, providers: ProviderRegist
  */
 export async function setConfig(settingsFile: string, providers: ProviderRegistry, key: string, value: string): Promise<void> {
   if (!CONFIG_KEYS.includes(key)) {
-    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays, modelResponseTimeoutSeconds, logging.debug`);
+    throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: ${KNOWN_KEYS_TEXT}`);
   }
   const [section, code, level] = key.split(".") as [string, ProviderCode | undefined, string | undefined];
   await updateSettingsFile(settingsFile, (raw) => {
@@ -104,6 +112,10 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
         }
         return { ...raw, modelResponseTimeoutSeconds: seconds };
       }
+      case "limits": {
+        const name = code as unknown as ResourceLimitName;
+        return { ...raw, limits: withEntry(raw.limits, name, value === "" ? undefined : limitValue(name, value)) };
+      }
       case "logging": {
         // Empty goes back to the default (off).
         if (value !== "" && value !== "true" && value !== "false") throw new PedelecError("INVALID_INPUT", "logging.debug must be true or false");
@@ -131,6 +143,25 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
       }
     }
   });
+}
+
+const BYTE_UNITS: Readonly<Record<string, number>> = { b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4 };
+
+/**
+ * A limit's value as typed: a whole number, and for the byte limits optionally a binary unit (`512MiB`, `2 GiB`), so
+ * nobody has to count the zeros of 2147483648.
+ */
+export function limitValue(name: ResourceLimitName, value: string): number {
+  const { min, max } = RESOURCE_LIMIT_BOUNDS[name];
+  const bytes = name !== "liveSessionsPerOrigin";
+  const match = /^(\d+)\s*([a-z]*)$/i.exec(value.trim());
+  const factor = match === null ? undefined : match[2] === "" ? 1 : bytes ? BYTE_UNITS[match[2]!.toLowerCase()] : undefined;
+  const number = match === null || factor === undefined ? Number.NaN : Number(match[1]) * factor;
+  if (!Number.isSafeInteger(number) || number < min || number > max) {
+    const range = bytes ? `a number of bytes (units B, KiB, MiB, GiB, TiB allowed) from ${min} to ${max}` : `a whole number from ${min} to ${max}`;
+    throw new PedelecError("INVALID_INPUT", `${limitSettingKey(name)} must be ${range}`);
+  }
+  return number;
 }
 
 function effortTokens(providers: ProviderRegistry, code: ProviderCode, level: string, value: string): readonly string[] {

@@ -3,6 +3,7 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { effortLevelSchema, providerCodeSchema, type EffortLevel, type ProviderCode } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
+import { DEFAULT_RESOURCE_LIMITS, RESOURCE_LIMIT_BOUNDS, type ResourceLimitName } from "@pedelec/protocol/resource-limits";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { DEFAULT_OLLAMA_BASE_URL } from "./providers/ollama/ollama-endpoint.js";
 import { withoutJsonExcerpt } from "./logging/json-error-excerpt.js";
@@ -39,6 +40,11 @@ export function migrateSettings(raw: Record<string, unknown>, settingsFile: stri
 /** The layout of PEDELEC_HOME/settings.json (Core's own file, edited by the user or the control panel). */
 export const MIN_MODEL_RESPONSE_TIMEOUT_SECONDS = 5;
 export const MAX_MODEL_RESPONSE_TIMEOUT_SECONDS = 3600;
+
+function limitSchema(name: ResourceLimitName) {
+  const { min, max } = RESOURCE_LIMIT_BOUNDS[name];
+  return z.number().int().min(min).max(max).default(DEFAULT_RESOURCE_LIMITS[name]);
+}
 
 export const settingsFileSchema = z.object({
   version: z.literal(SETTINGS_VERSION).default(SETTINGS_VERSION),
@@ -82,6 +88,18 @@ export const settingsFileSchema = z.object({
    * survives page reloads, browser restarts and Core restarts.
    */
   sessionRetentionDays: z.number().min(0.001).max(3650).default(7),
+  /**
+   * What one approved origin may hold at once, and the free space uploads and scripts must leave (see
+   * @pedelec/protocol/resource-limits). A running Core applies a change to the next request.
+   */
+  limits: z
+    .object({
+      liveSessionsPerOrigin: limitSchema("liveSessionsPerOrigin"),
+      assetBytesPerSession: limitSchema("assetBytesPerSession"),
+      assetBytesPerOrigin: limitSchema("assetBytesPerOrigin"),
+      minFreeDiskBytes: limitSchema("minFreeDiskBytes"),
+    })
+    .prefault({}),
   /**
    * `debug: true` makes Core and the native host write debug lines and the log fields that may carry page content,
    * tool arguments and results, file contents or secrets, which are otherwise redacted (docs/architecture/logging.md).

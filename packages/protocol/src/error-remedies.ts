@@ -65,6 +65,8 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
   AGENT_TURN_LIMIT_EXCEEDED: "Send a narrower request; if it repeats, check that `ollama.baseUrl` points at a working model server.",
   // session / turn
   SESSION_BUSY: "Wait for the running turn to finish (or stop it), then send again.",
+  SESSION_LIMIT_REACHED:
+    "End sessions this site no longer needs, then create the new one; a user can raise the limit with `npx pedelec config set limits.liveSessionsPerOrigin <n>`.",
   SESSION_ENDED: "This session is over: start a new one.",
   THREAD_NOT_FOUND: "This session no longer exists: forget its id and start a new one.",
   SESSION_ERROR: "Core stopped during the turn: your session resumes on the next message, so send it again.",
@@ -77,6 +79,8 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
     "Fix the file the message names (free disk space, stop the other process, or move the file aside), then restart Core with `npx pedelec stop`.",
   // workspace
   WORKSPACE_PATH_INVALID: "Choose another folder, or leave `workspace` out to get a managed one.",
+  DISK_SPACE_LOW:
+    "Free space on the disk that holds the workspace, then try again; a user can lower the floor with `npx pedelec config set limits.minFreeDiskBytes <bytes>`.",
   // tools
   TOOL_NOT_FOUND: "Call one of the tools the message lists; if agents keep guessing, make the tool names and descriptions clearer.",
   TOOL_ARGS_INVALID: "Send arguments that match the tool's schema; the message lists what is wrong.",
@@ -89,6 +93,8 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
   TOOL_CALL_CLAIMED: "Nothing to do: another tab answers this call.",
   // assets
   ASSET_TOO_LARGE: "Split or compress the file: one asset may hold at most 100 MiB.",
+  ASSET_QUOTA_EXCEEDED:
+    "Delete assets no longer needed or end other sessions of this site, then upload again; a user can raise the limit named in `details.setting` with `npx pedelec config set`.",
   ASSET_UPLOAD_SERVER_UNAVAILABLE: "Try again in a moment; if it persists, restart Core with `npx pedelec stop` (the next request starts it).",
   ASSET_UPLOAD_TICKET_EXPIRED: "Upload again: every `uploadAsset()` gets a fresh ticket.",
   ASSET_UPLOAD_UNAUTHORIZED: "Upload again, one upload at a time per session.",

@@ -8,6 +8,7 @@ export type { StandardSchemaV1 } from "@standard-schema/spec";
 export { PedelecError } from "@pedelec/protocol/pedelec-error";
 export type { WireError } from "@pedelec/protocol/pedelec-error";
 export type { ErrorCode } from "@pedelec/protocol/error-codes";
+export type { DiskSpaceLowDetails, LimitReachedDetails } from "@pedelec/protocol/resource-limits";
 export { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 export type {
   AccessMode,

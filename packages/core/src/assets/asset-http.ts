@@ -20,6 +20,8 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   ASSET_DOWNLOAD_TICKET_EXPIRED: 410,
   SESSION_ENDED: 410,
   ASSET_TOO_LARGE: 413,
+  ASSET_QUOTA_EXCEEDED: 413,
+  DISK_SPACE_LOW: 507,
   ASSET_UPLOAD_SIZE_MISMATCH: 400,
   ASSET_PATH_INVALID: 400,
   ASSET_NOT_FOUND: 404,
@@ -65,14 +67,15 @@ const LINGER_MS = 1_000;
 const LINGER_BYTES = 4 * 1024 * 1024;
 
 /**
- * `{"error":{"code","message"}}` with the status that fits the code. When the request's body was not read to its end
+ * `{"error":{"code","message","details"?}}` with the status that fits the code. When the request's body was not read to its end
  * (a refusal before or during an upload), closing at once would make the kernel reset the connection, and the client
  * would see the reset instead of the refusal; so the answer goes out, the sending side is closed, what the client still
  * sends is discarded up to LINGER_BYTES (then reading stops), and LINGER_MS later the connection is cut. Nothing of
  * such a body is kept.
  */
 export function refuse(request: IncomingMessage, response: ServerResponse, error: PedelecError, answer: ErrorAnswer = {}): void {
-  const body = { error: { code: error.code, message: error.message } };
+  // The details too: a quota refusal's limit and usage are what the page shows its user.
+  const body = { error: error.toWire() };
   const lingering = !request.complete && !request.socket.destroyed;
   // Node would otherwise destroy the socket as soon as the answer is sent (when the client asked to close).
   if (lingering) response.shouldKeepAlive = true;

@@ -4,6 +4,7 @@ import { log } from "../logger.js";
 import { sendJson } from "./asset-http.js";
 import { listAssetFiles } from "./asset-listing.js";
 import { assetSegments, assetsRoot, findAsset, uploadTarget } from "./asset-location.js";
+import { AssetQuota, DEFAULT_ASSET_QUOTA_SOURCE, type AssetQuotaSource, type UploadClaim } from "./asset-quota.js";
 import { mimeTypeOf } from "./asset-mime.js";
 import { AssetServer, type AssetServerHandlers } from "./asset-server.js";
 import { receiveUpload } from "./asset-upload.js";
@@ -26,6 +27,14 @@ export interface AssetTransfersOptions {
   now?: () => number;
   /** The loopback port to listen on; 0 (the default) picks a free one. */
   port?: number;
+  /** The limits uploads are held to and the origin's other sessions; the defaults and this session alone unless given. */
+  quota?: AssetQuotaSource;
+  /** How the disk's free bytes are measured; the file system's own figure unless a test gives another. */
+  freeBytesOf?: (path: string) => Promise<number>;
+}
+
+function claimOf(record: TicketRecord): Omit<UploadClaim, "targetPath"> {
+  return { sessionId: record.sessionId, origin: record.origin, workspacePath: record.workspacePath, bytes: record.declaredBytes ?? 0 };
 }
 
 /** Download tickets one session may hold open at once; more than a page needs, few enough to bound memory. */
@@ -44,9 +53,11 @@ export class AssetTransfers {
   readonly #watchedSessions = new WeakSet<AbortSignal>();
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #closing = new AbortController();
+  readonly #quota: AssetQuota;
 
   private constructor(options: AssetTransfersOptions) {
     this.#tickets = new TransferTickets({ ttlMs: options.ticketTtlMs ?? ASSET_TICKET_TTL_MS, now: options.now ?? Date.now });
+    this.#quota = new AssetQuota(options.quota ?? DEFAULT_ASSET_QUOTA_SOURCE, options.freeBytesOf);
   }
 
   static async start(options: AssetTransfersOptions = {}): Promise<AssetTransfers> {
@@ -54,8 +65,17 @@ export class AssetTransfers {
     const handlers: AssetServerHandlers = {
       upload: (record, request, response, cors) =>
         transfers.#track(record, async (signal) => {
-          const receipt = await receiveUpload(record, request, signal);
-          sendJson(response, 200, receipt, cors);
+          // Checked again now that the body is here: since the ticket was made, other uploads of the origin may have
+          // landed or started, or the disk filled up. Admitted, the upload counts with its size until it ends.
+          const root = await assetsRoot(record.workspacePath, "ASSET_UPLOAD_FAILED");
+          const targetPath = await uploadTarget(root, record.assetPath, false);
+          const release = await transfers.#quota.admit({ ...claimOf(record), targetPath });
+          try {
+            const receipt = await receiveUpload(record, request, signal);
+            sendJson(response, 200, receipt, cors);
+          } finally {
+            release();
+          }
         }),
       download: (record, _request, response, cors) => transfers.#track(record, (signal) => sendDownload(record, response, cors, signal)),
     };
@@ -82,7 +102,14 @@ export class AssetTransfers {
     assetSegments(request.path);
     this.#requireNoUploadStreaming(session);
     const root = await assetsRoot(session.setup.workspace.path, "ASSET_UPLOAD_FAILED");
-    await uploadTarget(root, request.path, false);
+    const targetPath = await uploadTarget(root, request.path, false);
+    await this.#quota.check({
+      sessionId: session.id,
+      origin: session.origin,
+      workspacePath: session.setup.workspace.path,
+      targetPath,
+      bytes: request.sizeBytes,
+    });
     // Checked again: an upload of this session may have started while this one looked at the disk.
     this.#requireNoUploadStreaming(session);
     // A ticket nobody has used yet does not hold the slot: a page that gave up on an upload before sending it

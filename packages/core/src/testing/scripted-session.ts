@@ -34,6 +34,7 @@ export function scriptedSessionSetup(adapter: ProviderAdapter, published: Sessio
     unfollowedTurnGraceMs: 60_000,
     processLedger: { record: async () => undefined, forget: async () => undefined } as unknown as SessionSetup["processLedger"],
     scriptRunner: () => Promise.reject(new PedelecError("DENO_UNAVAILABLE", "scripted sessions run no scripts")),
+    minFreeDiskBytes: async () => 0,
     publish: (envelope) => published.push(envelope),
   };
 }

@@ -4,6 +4,7 @@ import { PROVIDER_CODES, PROVIDER_NAMES, type ProviderCode } from "@pedelec/prot
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { pageRequestSchemas } from "@pedelec/protocol/page-wire";
 import type { ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
+import { DEFAULT_RESOURCE_LIMITS, sessionLimitReached } from "@pedelec/protocol/resource-limits";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { z } from "zod";
 import type { KitTimers } from "./kit-timers.js";
@@ -193,6 +194,9 @@ export class StandInCore {
         executablePath: null,
       });
     }
+    // Core's default limit; the kit's sessions are not stored, so every one not ended is live.
+    const live = this.sessions.filter((session) => session.setup.origin === origin && !session.ended).length;
+    if (live >= DEFAULT_RESOURCE_LIMITS.liveSessionsPerOrigin) throw sessionLimitReached(origin, DEFAULT_RESOURCE_LIMITS.liveSessionsPerOrigin, live);
     const sessionId = this.#config.nextId("session");
     const config = this.#config;
     const session = new StandInSession({

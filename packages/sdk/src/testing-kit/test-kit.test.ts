@@ -639,3 +639,17 @@ describe("what the kit sends stays within the protocol", () => {
     expect((globalThis as { chrome?: unknown }).chrome).toBeUndefined();
   });
 });
+
+describe("the kit's per-origin limit", () => {
+  it("refuses a 51st live session of the page's origin as Core does, and gives the slot back when one ends", async () => {
+    const kit = newKit();
+    const sessions = await Promise.all(Array.from({ length: 50 }, () => kit.pedelec.createSession({ provider: "claude" })));
+    const refused = await errorOf(kit.pedelec.createSession({ provider: "claude" }));
+    expect(refused).toMatchObject({
+      code: "SESSION_LIMIT_REACHED",
+      details: { limit: 50, used: 50, requested: 1, scope: "origin", setting: "limits.liveSessionsPerOrigin" },
+    });
+    await sessions[0]!.end();
+    await expect(kit.pedelec.createSession({ provider: "claude" })).resolves.toBeDefined();
+  });
+});
