@@ -1,26 +1,29 @@
 import { randomUUID } from "node:crypto";
 import { delimiter } from "node:path";
 import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
-import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { StartedTurnIds } from "@pedelec/protocol/started-turn-ids";
+import { SessionDriver } from "@pedelec/protocol/session-driver";
+import { noTurnRunningError, sessionEndedError, sessionMachineState, type PublishedSessionEvent } from "@pedelec/protocol/session-machine";
 import { reduceSessionUsage, sessionUsageState, sessionUsageTotal, type SessionUsageInput, type SessionUsageState } from "@pedelec/protocol/session-usage";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
-import { UsageUpdateJoiner } from "@pedelec/protocol/usage-update-joiner";
 import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
-import type { SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { PendingToolCall, SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
 import { log } from "./logger.js";
 import { ModelResponseWatch } from "./model-response-watch.js";
 import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome } from "./providers/provider-adapter.js";
-import { ToolCallWaiter } from "./tool-call-waiter.js";
 import type { ToolRegistry } from "./tool-registry.js";
 import type { ThreadCapability } from "./thread-capability.js";
 import type { PreparedWorkspace } from "./workspace.js";
 import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
 import { SessionScripts } from "./session-scripts.js";
+
+/** How one page tool call's wait ended: answered with a result, or stopped with the error the agent gets. */
+type ToolCallSettlement =
+  | { outcome: "answered"; result: ToolResultOutcome }
+  | { outcome: "timed-out" | "cancelled" | "abandoned"; error: PedelecError };
 
 /**
  * How long text deltas that follow a sent one are joined: one display frame, so a fast stream reaches the page in a
@@ -105,42 +108,28 @@ interface ActiveTurn {
 }
 
 /**
- * One agent session: owns its status machine, its event sequence, the one active turn and the tool calls of
- * that turn. Core's socket layer only translates requests into calls on this class.
+ * One agent session: the I/O shell around the session machine (`@pedelec/protocol/session-machine`), which owns the
+ * status, the event sequence, the active turn and the tool calls of that turn. This class runs the provider, the
+ * timers, the waits of the agent's tool calls and the joining of deltas. Core's socket layer only translates requests
+ * into calls on this class.
  */
 export class Session {
   readonly createdAt: string;
-  #status: SessionStatus;
-  #seq: number;
+  /** The session machine, and the joining of deltas and usage updates around it. */
+  readonly #driver: SessionDriver<SessionEventEnvelope>;
   #providerSessionId: string | null;
-  /** True once any turn ran in this session, here or before a Core restart: there is nothing left to prepare. */
-  #hadTurn: boolean;
-  readonly #startedTurnIds = new StartedTurnIds();
+  /** The running turn's processes and waits; the machine knows it by its id. */
   #activeTurn: ActiveTurn | null = null;
-  #ended = false;
   readonly #endController = new AbortController();
-  readonly #toolCalls = new ToolCallWaiter();
+  /** How to wake each agent's tool call waiting for a page, by toolRequestId. */
+  readonly #toolWaits = new Map<string, (settlement: ToolCallSettlement) => void>();
   #idleTimer: NodeJS.Timeout | undefined;
   /** The turn the idle timer watches, and when its provider last said anything (performance.now()). */
   #idleTurn: ActiveTurn | undefined;
   #lastOutputAt = 0;
   #unfollowedTimer: NodeJS.Timeout | undefined;
-  /** Text deltas that follow the first within one display frame, joined into one event. */
-  readonly #deltas = new ChatDeltaJoiner({
-    send: (part) => this.#emitEnvelope({ type: "chat-delta", ...part }),
-    later: (callback) => setTimeout(callback, CHAT_DELTA_WINDOW_MS),
-  });
   /** The tokens used: the turn's, replaced by each report, and the session's total (session-usage.ts). */
   #usage: SessionUsageState;
-  /** Usage updates that follow a sent one within one display frame: only the newest goes out. */
-  readonly #usageUpdates = new UsageUpdateJoiner({
-    send: (update) => {
-      // Nothing overtakes a text delta that is waiting.
-      this.#deltas.flush();
-      this.#emitEnvelope({ type: "usage-updated", ...update });
-    },
-    later: (callback) => setTimeout(callback, USAGE_UPDATE_WINDOW_MS),
-  });
 
   /** Scripts run by the page (`workspace.run()`) and by the agent (`pedelec-ts-runtime`). */
   readonly scripts: SessionScripts;
@@ -148,10 +137,20 @@ export class Session {
   constructor(readonly setup: SessionSetup) {
     const { restored } = setup;
     this.createdAt = restored?.createdAt ?? new Date().toISOString();
-    this.#status = restored?.status ?? "idle";
-    this.#seq = restored?.lastSeq ?? 0;
+    this.#driver = new SessionDriver({
+      state: sessionMachineState({
+        sessionId: setup.id,
+        status: restored?.status ?? "idle",
+        seq: restored?.lastSeq ?? 0,
+        // A session with events had a turn here or before a Core restart: there is nothing left to prepare.
+        hadTurn: restored !== undefined && restored.lastSeq > 0,
+      }),
+      // Deltas and usage updates that follow a sent one within one display frame are joined.
+      later: (callback) => setTimeout(callback, CHAT_DELTA_WINDOW_MS),
+      seal: (seq, event) => this.#envelope(seq, event),
+      send: (envelope) => setup.publish(envelope),
+    });
     this.#providerSessionId = restored?.providerSessionId ?? null;
-    this.#hadTurn = restored !== undefined && restored.lastSeq > 0;
     this.#usage = sessionUsageState(restored?.usage);
     this.scripts = new SessionScripts({
       threadId: setup.id,
@@ -168,10 +167,10 @@ export class Session {
     return this.setup.origin;
   }
   get status(): SessionStatus {
-    return this.#status;
+    return this.#driver.state.status;
   }
   get ended(): boolean {
-    return this.#ended;
+    return this.#driver.state.ended;
   }
   /** Aborts (with SESSION_ENDED) the moment the session ends, so work bound to it, such as asset transfers, stops. */
   get endedSignal(): AbortSignal {
@@ -186,14 +185,11 @@ export class Session {
       effortLevel: setup.effortLevel,
       model: setup.model,
       sessionCreatedAt: this.createdAt,
-      status: this.#status,
       workspace: { path: setup.workspace.path, managed: setup.workspace.managed },
       access: setup.access,
       autoEndOnDisconnect: setup.autoEndOnDisconnect,
       toolNames: setup.tools.names,
-      lastSeq: this.#seq,
-      activeTurn: this.#activeTurn === null ? null : { turnId: this.#activeTurn.turnId, turnKind: this.#activeTurn.kind },
-      pendingToolCalls: this.#toolCalls.pending(),
+      ...this.#driver.infoFields(),
       usage: sessionUsageTotal(this.#usage),
     };
   }
@@ -204,19 +200,8 @@ export class Session {
    * whose link broke with the request in flight cannot know whether it arrived, and sends it again under the same id.
    */
   startTurn(turnId: string, text: string, kind: TurnKind = "user"): void {
-    if (this.#startedBefore(turnId)) return;
-    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
-    if (this.#activeTurn) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
-    const controller = new AbortController();
-    let markDone: () => void = () => undefined;
-    const done = new Promise<void>((resolve) => (markDone = resolve));
-    const turn: ActiveTurn = { turnId, kind, text, controller, done };
-    this.#activeTurn = turn;
-    this.#hadTurn = true;
-    this.#startedTurnIds.remember(turnId);
-    setImmediate(() => {
-      this.#runTurn(turn).finally(markDone);
-    });
+    if (this.#driver.apply({ type: "turn-requested", turnId, turnKind: kind, startedEarlier: this.#startedEarlier }) !== "accepted") return;
+    this.#startSoon(turnId, text, kind);
   }
 
   /**
@@ -225,16 +210,33 @@ export class Session {
    * conversation every turn anyway.
    */
   prepare(turnId: string): string | null {
-    if (this.#startedBefore(turnId)) return turnId;
-    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
-    if (this.#activeTurn) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
-    if (this.#hadTurn || !this.setup.adapter.capabilities.resume) return null;
-    this.startTurn(turnId, PREPARE_TEXT, "prepare");
+    const outcome = this.#driver.apply({
+      type: "turn-requested",
+      turnId,
+      turnKind: "prepare",
+      canPrepare: this.setup.adapter.capabilities.resume,
+      startedEarlier: this.#startedEarlier,
+    });
+    if (outcome === "nothing-to-prepare") return null;
+    if (outcome === "accepted") this.#startSoon(turnId, PREPARE_TEXT, "prepare");
     return turnId;
   }
 
-  #startedBefore(turnId: string): boolean {
-    return this.#startedTurnIds.has(turnId) || this.setup.restored?.startedTurn(turnId) === true;
+  /** Whether the Core before this one started `turnId` (its turn-started event is in the store). */
+  readonly #startedEarlier = (turnId: string): boolean => this.setup.restored?.startedTurn(turnId) === true;
+
+  /** Runs the accepted turn once the caller has answered the request. */
+  #startSoon(turnId: string, text: string, kind: TurnKind): void {
+    const controller = new AbortController();
+    let markDone: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => (markDone = resolve));
+    const turn: ActiveTurn = { turnId, kind, text, controller, done };
+    this.#activeTurn = turn;
+    // However the turn is stopped, its tool calls settle without its going on.
+    controller.signal.addEventListener("abort", () => this.#driver.apply({ type: "turn-stopping", turnId }), { once: true });
+    setImmediate(() => {
+      this.#runTurn(turn).finally(markDone);
+    });
   }
 
   /**
@@ -270,8 +272,7 @@ export class Session {
   }
 
   async end(reason: SessionEndReason): Promise<boolean> {
-    if (this.#ended) return false;
-    this.#ended = true;
+    if (!this.#driver.apply({ type: "session-ending" })) return false;
     if (this.#unfollowedTimer) clearTimeout(this.#unfollowedTimer);
     this.#unfollowedTimer = undefined;
     this.#endController.abort(new PedelecError("SESSION_ENDED", `session ${this.id} has ended`));
@@ -282,8 +283,7 @@ export class Session {
       await turn.done;
     }
     await scriptsStopped;
-    this.#setStatus("ended");
-    this.#emit({ type: "session-ended", reason });
+    this.#driver.apply({ type: "session-ended", reason });
     return true;
   }
 
@@ -292,7 +292,7 @@ export class Session {
    * connected see it now, later ones when they resume), scripts stop, and the next message continues the conversation.
    */
   async suspend(): Promise<void> {
-    if (this.#ended) return;
+    if (this.#driver.state.ended) return;
     if (this.#unfollowedTimer) clearTimeout(this.#unfollowedTimer);
     this.#unfollowedTimer = undefined;
     const stopped = this.scripts.close(new PedelecError("DENO_CANCELLED", "Core stopped"));
@@ -313,8 +313,7 @@ export class Session {
     const error = new PedelecError("SESSION_ERROR", "Core stopped while this turn was running; send the message again to continue", {
       cause: "core-stopped",
     });
-    this.#setStatus("error", turn.turnId);
-    this.#emit({ type: "turn-failed", turnId: turn.turnId, turnKind: turn.turnKind, error: error.toWire() });
+    this.#driver.apply({ type: "interrupted-turn-failed", turnId: turn.turnId, turnKind: turn.turnKind, error: error.toWire() });
   }
 
   /**
@@ -322,55 +321,86 @@ export class Session {
    * `callerSignal` aborts when the CLI's connection goes away.
    */
   async callTool(toolName: string, argsJson: string, callerSignal: AbortSignal): Promise<JsonValue> {
-    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
+    if (this.#driver.state.ended) throw sessionEndedError(this.id);
     const tool = this.setup.tools.get(toolName);
     const args = this.setup.tools.parseArgs(toolName, argsJson);
     const turn = this.#activeTurn;
-    if (!turn) {
-      throw new PedelecError("INVALID_INPUT", `no turn is running in thread ${this.id}; tools can only be called during a turn`);
-    }
+    if (!turn) throw noTurnRunningError(this.id);
     const toolRequestId = randomUUID();
     this.#pauseIdleWatch();
     turn.responseWatch?.pause();
     const call = { turnId: turn.turnId, toolRequestId, toolName, args, timeoutMs: tool.timeoutMs };
-    const settled = this.#toolCalls.wait(call, AbortSignal.any([turn.controller.signal, callerSignal]));
-    this.#emit({ type: "tool-call-requested", ...call });
-    this.#setStatus("waiting_tool_result", turn.turnId);
-    const settlement = await settled;
+    this.#driver.apply({ type: "tool-call-requested", call });
+    const settlement = await this.#waitForPage(turn, call, AbortSignal.any([turn.controller.signal, callerSignal]));
     turn.responseWatch?.resume();
-    this.#emit({ type: "tool-call-settled", turnId: turn.turnId, toolRequestId, outcome: settlement.outcome });
-    if (this.#activeTurn === turn && this.#toolCalls.size === 0 && !turn.controller.signal.aborted) {
-      this.#setStatus("running", turn.turnId);
-      this.#armIdleWatch(turn);
-    }
     if (settlement.outcome !== "answered") throw settlement.error;
     if (!settlement.result.ok) throw PedelecError.fromWire(settlement.result.error);
     return settlement.result.result;
   }
 
-  /** See ToolCallWaiter.claim: exactly one page runs each call. */
+  /** Exactly one page runs each call: true when the call is (or already was) `claimant`'s, false when another page holds it. */
   claimToolCall(toolRequestId: string, claimant: string): boolean {
-    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
-    return this.#toolCalls.claim(toolRequestId, claimant);
+    return this.#driver.apply({ type: "tool-call-claimed", toolRequestId, claimant }) !== "held-by-another";
   }
 
-  /** Applies a page's result once; refusals are coded errors (see ToolCallWaiter.answer). */
+  /**
+   * Applies a page's result once. Refused when the call timed out (TOOL_TIMEOUT), is no longer waiting
+   * (TOOL_CALL_NOT_PENDING), or another page claimed it (TOOL_CALL_CLAIMED).
+   */
   submitToolResult(toolRequestId: string, outcome: ToolResultOutcome, claimant?: string): void {
-    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
-    this.#toolCalls.answer(toolRequestId, outcome, claimant);
+    this.#settleToolCall(toolRequestId, { outcome: "answered", result: outcome }, claimant);
   }
 
   /** The pages `isGone` matches left: calls they claimed but did not answer are requested again for the others. */
   releaseToolClaims(isGone: (claimant: string) => boolean): number {
-    const released = this.#toolCalls.release(isGone);
-    for (const call of released) this.#emit({ type: "tool-call-requested", ...call });
-    return released.length;
+    return this.#driver.apply({ type: "tool-claims-released", isGone }).length;
+  }
+
+  /**
+   * Waits for a page to settle `call`: its answer, the tool's timeout, or `signal` (the turn stopped, or the agent's
+   * CLI went away: abandoned when its connection closed).
+   */
+  #waitForPage(turn: ActiveTurn, call: PendingToolCall, signal: AbortSignal): Promise<ToolCallSettlement> {
+    const { toolRequestId, timeoutMs } = call;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const error = new PedelecError("TOOL_TIMEOUT", `the application did not answer within ${timeoutMs} ms`);
+        this.#settleToolCall(toolRequestId, { outcome: "timed-out", error });
+      }, timeoutMs);
+      const onAbort = (): void => {
+        const reason: unknown = signal.reason;
+        const error = reason instanceof PedelecError ? reason : new PedelecError("TURN_CANCELLED", "the tool call was cancelled");
+        // A call settled because its turn stopped does not set the turn going again.
+        if (turn.controller.signal.aborted) this.#driver.apply({ type: "turn-stopping", turnId: turn.turnId });
+        this.#settleToolCall(toolRequestId, { outcome: error.code === "IPC_UNAVAILABLE" ? "abandoned" : "cancelled", error });
+      };
+      this.#toolWaits.set(toolRequestId, (settlement) => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        resolve(settlement);
+      });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** The machine settles the call once (a late or refused settlement throws or does nothing); its wait ends with it. */
+  #settleToolCall(toolRequestId: string, settlement: ToolCallSettlement, claimant?: string): void {
+    const settling =
+      settlement.outcome === "answered"
+        ? this.#driver.apply({ type: "tool-call-answered", toolRequestId, claimant })
+        : this.#driver.apply({ type: "tool-call-settled", toolRequestId, outcome: settlement.outcome });
+    if (settling === "not-pending") return;
+    const wake = this.#toolWaits.get(toolRequestId);
+    this.#toolWaits.delete(toolRequestId);
+    wake?.(settlement);
+    // The turn runs again: the provider's silence counts from now.
+    if (settling === "resumed" && this.#activeTurn !== null) this.#armIdleWatch(this.#activeTurn);
   }
 
   async #runTurn(turn: ActiveTurn): Promise<void> {
     const { setup } = this;
-    this.#emit({ type: "turn-started", turnId: turn.turnId, turnKind: turn.kind });
-    this.#setStatus("running", turn.turnId);
+    this.#driver.apply({ type: "turn-began", turnId: turn.turnId });
     this.#armIdleWatch(turn);
     const timeoutMs = setup.modelResponseTimeoutMs;
     const responseWatch = new ModelResponseWatch(timeoutMs, () => {
@@ -417,13 +447,7 @@ export class Session {
     }
     this.#activeTurn = null;
     // The status the turn leaves goes first: a page whose sendText() settles on the turn's end then already shows it.
-    if (outcome.ok) {
-      this.#setStatus("idle", turn.turnId);
-      this.#emit({ type: "turn-completed", turnId: turn.turnId, turnKind: turn.kind });
-      return;
-    }
-    if (!this.#ended) this.#setStatus(outcome.error.code === "TURN_CANCELLED" ? "idle" : "error", turn.turnId);
-    this.#emit({ type: "turn-failed", turnId: turn.turnId, turnKind: turn.kind, error: outcome.error.toWire() });
+    this.#driver.apply(outcome.ok ? { type: "turn-ended", turnId: turn.turnId } : { type: "turn-ended", turnId: turn.turnId, error: outcome.error.toWire() });
   }
 
   /** One run of the provider for `turn`: continuing `resumeId`, or a new conversation that gets the first prompt. */
@@ -458,7 +482,7 @@ export class Session {
 
   #onProviderEvent(turn: ActiveTurn, event: ProviderEvent): void {
     if (turn.controller.signal.aborted) return;
-    if (this.#toolCalls.size === 0) this.#armIdleWatch(turn);
+    if (this.#driver.state.toolCalls.waiting.length === 0) this.#armIdleWatch(turn);
     turn.responseWatch?.observe(event);
     switch (event.type) {
       case "provider-session-started":
@@ -466,7 +490,7 @@ export class Session {
         this.setup.onProviderSessionId?.(event.providerSessionId);
         return;
       case "text-delta":
-        this.#deltas.push({ turnId: turn.turnId, messageId: event.messageId, delta: event.delta });
+        this.#driver.pushDelta({ turnId: turn.turnId, messageId: event.messageId, delta: event.delta });
         return;
       case "message-completed":
         // Without deltas of its own the provider's message still reaches delta-driven apps, once, whole.
@@ -533,28 +557,20 @@ export class Session {
     this.#idleTurn = undefined;
   }
 
-  #setStatus(status: SessionStatus, turnId?: string): void {
-    if (this.#status === status) return;
-    this.#status = status;
-    this.#emit(turnId === undefined ? { type: "status-changed", status } : { type: "status-changed", status, turnId });
-  }
-
   /** Applies a usage input; a change goes out joined with those that follow it closely. */
   #reduceUsage(input: SessionUsageInput): void {
     const { state, update } = reduceSessionUsage(this.#usage, input);
     this.#usage = state;
-    if (update !== undefined) this.#usageUpdates.push(update);
+    if (update !== undefined) this.#driver.pushUsage(update);
   }
 
-  #emit(event: SessionEvent): void {
-    // Whatever follows a delta or a usage update (a completed message, a tool call, the turn's end) must not overtake it.
-    this.#deltas.flush();
-    this.#usageUpdates.flush();
-    this.#emitEnvelope(event);
+  #emit(event: PublishedSessionEvent): void {
+    this.#driver.apply({ type: "event-published", event });
   }
 
-  #emitEnvelope(event: SessionEvent): void {
-    const envelope: SessionEventEnvelope = { type: "event", sessionId: this.id, seq: this.#seq + 1, emittedAt: new Date().toISOString(), event };
+  /** The envelope an event goes out in. */
+  #envelope(seq: number, event: SessionEvent): SessionEventEnvelope {
+    const envelope: SessionEventEnvelope = { type: "event", sessionId: this.id, seq, emittedAt: new Date().toISOString(), event };
     // Inputs are bounded before they become events; should one still be unsendable, it must not take a seq that
     // nobody would ever receive (pages would see a gap), so an error saying what was lost goes out in its place.
     const problem = eventFrameProblem(envelope);
@@ -564,7 +580,6 @@ export class Session {
       const error = { code: "MESSAGE_TOO_LARGE" as const, message: `a ${event.type} event could not be sent: ${problem}` };
       envelope.event = turnId === undefined ? { type: "error-reported", error } : { type: "error-reported", error, turnId };
     }
-    this.#seq = envelope.seq;
-    this.setup.publish(envelope);
+    return envelope;
   }
 }

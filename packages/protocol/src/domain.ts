@@ -20,7 +20,10 @@ export const EFFORT_LEVELS = ["low", "medium", "high"] as const;
 export const effortLevelSchema = z.enum(EFFORT_LEVELS);
 export type EffortLevel = z.infer<typeof effortLevelSchema>;
 
-/** Session status machine: idle ⇄ running ⇄ waiting_tool_result, → error (recoverable), → ended (final). */
+/**
+ * Session status machine: idle ⇄ running ⇄ waiting_tool_result, → error (recoverable), → ended (final). The transition
+ * table is SESSION_TRANSITIONS (session-transitions.ts), driven by the session machine (session-machine.ts).
+ */
 export const SESSION_STATUSES = ["idle", "running", "waiting_tool_result", "ended", "error"] as const;
 export const sessionStatusSchema = z.enum(SESSION_STATUSES);
 export type SessionStatus = z.infer<typeof sessionStatusSchema>;

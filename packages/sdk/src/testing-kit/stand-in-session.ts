@@ -1,15 +1,14 @@
-// One session of the stand-in desktop runtime, following Core's Session (packages/core/src/session.ts): its status
-// machine, its event sequence, one active turn, the tool calls of that turn and their claims. Every event is checked
-// against the protocol's envelope schema before it takes a seq.
+// One session of the stand-in desktop runtime: like Core's Session (packages/core/src/session.ts), a shell around the
+// session machine (@pedelec/protocol/session-machine), which owns the status, the event sequence, the active turn
+// and the tool calls of that turn with their claims. This shell runs the scripted agent, the kit's timers and the
+// joining of deltas. Every event is checked against the protocol's envelope schema before it takes a seq.
 import type { AccessMode, EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { StartedTurnIds } from "@pedelec/protocol/started-turn-ids";
-import { SettledToolCalls } from "@pedelec/protocol/settled-tool-calls";
-import { ChatDeltaJoiner } from "@pedelec/protocol/chat-delta-joiner";
+import { SessionDriver } from "@pedelec/protocol/session-driver";
+import { sessionMachineState, type PublishedSessionEvent, type ToolCallSettling } from "@pedelec/protocol/session-machine";
 import { reduceSessionUsage, sessionUsageState, sessionUsageTotal, type SessionUsageState } from "@pedelec/protocol/session-usage";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
-import { UsageUpdateJoiner } from "@pedelec/protocol/usage-update-joiner";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import {
   sessionEventEnvelopeSchema,
@@ -61,11 +60,11 @@ type Settlement =
   | { outcome: "answered"; answer: ToolResultOutcome }
   | { outcome: "timed-out" | "cancelled" | "abandoned"; error: PedelecError };
 
-interface PendingCall {
+/** An agent's tool call waiting for a page: its timer, its record, and how to wake the script. */
+interface ToolWait {
   readonly call: PendingToolCall;
   readonly turn: KitTurn;
   readonly record: TestKitToolCall;
-  claimant: string | undefined;
   cancelTimer: () => void;
   resolve: (settlement: Settlement) => void;
 }
@@ -76,48 +75,41 @@ const REPORTED_PROBLEMS = 3;
 export class StandInSession implements TurnDriver {
   readonly setup: StandInSessionSetup;
   readonly createdAt = new Date().toISOString();
-  #status: SessionStatus = "idle";
-  #seq = 0;
+  /** The session machine, and the joining of deltas and usage updates around it (one tick, as Core joins one frame). */
+  readonly #driver: SessionDriver<SessionEventEnvelope>;
   readonly #kept: SessionEventEnvelope[] = [];
-  #hadTurn = false;
-  readonly #startedTurnIds = new StartedTurnIds();
+  /** The running turn, as the agent script holds it; the machine knows it by its id. */
   #active: KitTurn | undefined;
-  #ended = false;
   /** The desktop runtime is up; while it is not, nothing is emitted and the running turn is gone. */
   #coreUp = true;
   /** The turn that ran when the desktop was killed: failed once it is back, as a restarted Core does. */
   #interrupted: { turnId: string; turnKind: TurnKind } | undefined;
-  readonly #pending = new Map<string, PendingCall>();
-  readonly #settled = new SettledToolCalls();
+  readonly #waits = new Map<string, ToolWait>();
   /** The assistant message the active turn is writing. */
   #message: { id: string; text: string } | undefined;
-  /** Deltas written in one tick, joined into one event as Core joins those that follow each other closely. */
-  readonly #deltas = new ChatDeltaJoiner({
-    send: (part) => {
-      if (this.#coreUp) this.#emitEnvelope({ type: "chat-delta", ...part });
-    },
-    later: (callback) => queueMicrotask(callback),
-  });
   /** The tokens used, kept as Core keeps them (session-usage.ts). */
   #usage: SessionUsageState = sessionUsageState();
   /** The session's total in the newest usage update sent: what Core's store holds, so all a killed desktop leaves. */
   #sentUsage: TokenUsage = {};
-  /** Usage updates of one tick, joined as Core joins those of one display frame. */
-  readonly #usageUpdates = new UsageUpdateJoiner({
-    send: (update) => {
-      if (!this.#coreUp) return;
-      this.#deltas.flush();
-      this.#emitEnvelope({ type: "usage-updated", ...update });
-      this.#sentUsage = update.sessionUsage;
-    },
-    later: (callback) => queueMicrotask(callback),
-  });
   #cancelIdleWatch: (() => void) | undefined;
   /** Each tool's argument check, built on its first call. */
   readonly #argsCheckers = new Map<string, (args: unknown) => ArgsIssue[]>();
 
   constructor(setup: StandInSessionSetup) {
     this.setup = setup;
+    this.#driver = new SessionDriver({
+      state: sessionMachineState({ sessionId: setup.sessionId }),
+      later: (callback) => queueMicrotask(callback),
+      seal: (seq, event) => this.#envelope(seq, event),
+      send: (envelope) => {
+        this.#kept.push(envelope);
+        setup.publish(envelope);
+      },
+      mayJoin: () => this.#coreUp,
+      onUsageSent: (update) => {
+        this.#sentUsage = update.sessionUsage;
+      },
+    });
   }
 
   get id(): string {
@@ -125,11 +117,11 @@ export class StandInSession implements TurnDriver {
   }
 
   get ended(): boolean {
-    return this.#ended;
+    return this.#driver.state.ended;
   }
 
   get status(): SessionStatus {
-    return this.#status;
+    return this.#driver.state.status;
   }
 
   info(): SessionInfo {
@@ -140,14 +132,11 @@ export class StandInSession implements TurnDriver {
       effortLevel: setup.effortLevel,
       model: setup.model,
       sessionCreatedAt: this.createdAt,
-      status: this.#status,
       workspace: { ...setup.workspace },
       access: setup.access,
       autoEndOnDisconnect: setup.autoEndOnDisconnect,
       toolNames: setup.tools.map((tool) => tool.name),
-      lastSeq: this.#seq,
-      activeTurn: this.#active === undefined ? null : { turnId: this.#active.turnId, turnKind: this.#active.kind },
-      pendingToolCalls: [...this.#pending.values()].map((pending) => ({ ...pending.call })),
+      ...this.#driver.infoFields(),
       usage: sessionUsageTotal(this.#usage),
     };
   }
@@ -168,92 +157,80 @@ export class StandInSession implements TurnDriver {
    */
   startTurn(turnId: string, text: string, kind: TurnKind = "user"): () => void {
     this.#requireCore();
+    // What the agent script learns of the session is how it was before the turn.
+    const session = this.info();
+    const isFirstTurn = !this.#driver.state.hadTurn;
     // As Core: a turn id started before (a request sent again after a lost link) starts nothing.
-    if (this.#startedTurnIds.has(turnId)) return () => undefined;
-    this.#requireOpen();
-    if (this.#active !== undefined) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
-    const turn = new KitTurn(
-      {
-        turnId,
-        kind,
-        text,
-        session: this.info(),
-        guidance: this.setup.guidance,
-        tools: this.setup.tools.map((tool) => jsonCopy(tool)),
-        isFirstTurn: !this.#hadTurn,
-      },
-      this,
-    );
-    this.#active = turn;
-    this.#hadTurn = true;
-    this.#startedTurnIds.remember(turnId);
-    return () => this.#begin(turn);
+    if (this.#driver.apply({ type: "turn-requested", turnId, turnKind: kind }) !== "accepted") return () => undefined;
+    return this.#accepted({ turnId, kind, text, session, isFirstTurn });
   }
 
   /** Starts a hidden prepare turn, or answers null when there is nothing to prepare. */
   prepare(turnId: string): { turnId: string | null; begin?: () => void } {
     this.#requireCore();
-    if (this.#startedTurnIds.has(turnId)) return { turnId };
-    this.#requireOpen();
-    if (this.#active !== undefined) throw new PedelecError("SESSION_BUSY", `session ${this.id} is already running a turn`);
-    if (this.#hadTurn || !this.setup.prepareTurns) return { turnId: null };
-    return { turnId, begin: this.startTurn(turnId, PREPARE_TEXT, "prepare") };
+    const session = this.info();
+    const outcome = this.#driver.apply({ type: "turn-requested", turnId, turnKind: "prepare", canPrepare: this.setup.prepareTurns });
+    if (outcome === "started-before") return { turnId };
+    if (outcome === "nothing-to-prepare") return { turnId: null };
+    return { turnId, begin: this.#accepted({ turnId, kind: "prepare", text: PREPARE_TEXT, session, isFirstTurn: true }) };
+  }
+
+  /** The turn the machine accepted, handed to the agent script; the returned function begins it. */
+  #accepted(turn: { turnId: string; kind: TurnKind; text: string; session: SessionInfo; isFirstTurn: boolean }): () => void {
+    const kitTurn = new KitTurn(
+      { ...turn, guidance: this.setup.guidance, tools: this.setup.tools.map((tool) => jsonCopy(tool)) },
+      this,
+    );
+    this.#active = kitTurn;
+    return () => this.#begin(kitTurn);
   }
 
   /** Stops the running turn (TURN_CANCELLED); false when none was running. */
   cancelTurn(): boolean {
     this.#requireCore();
     const turn = this.#active;
-    if (turn === undefined || this.#ended) return false;
+    if (turn === undefined || this.#driver.state.ended) return false;
     this.#finish(turn, { ok: false, error: new PedelecError("TURN_CANCELLED", "the turn was cancelled") });
     return true;
   }
 
   end(reason: SessionEndReason): boolean {
-    if (this.#ended) return false;
+    if (this.#driver.state.ended) return false;
     this.#requireCore();
-    this.#ended = true;
+    this.#driver.apply({ type: "session-ending" });
     const turn = this.#active;
     if (turn !== undefined) {
       this.#finish(turn, { ok: false, error: new PedelecError("SESSION_ENDED", `session ${this.id} was ended during the turn`) });
     }
-    this.#setStatus("ended");
-    this.#emit({ type: "session-ended", reason });
+    this.#driver.apply({ type: "session-ended", reason });
     return true;
   }
 
   /** Exactly one page runs each call: true when the call is (or already was) `claimant`'s. */
   claimToolCall(toolRequestId: string, claimant: string): boolean {
-    this.#requireOpen();
-    const pending = this.#requirePending(toolRequestId);
-    if (pending.claimant !== undefined && pending.claimant !== claimant) return false;
-    if (pending.claimant === undefined) pending.record.claimedBy = this.setup.pageOf(claimant);
-    pending.claimant = claimant;
-    return true;
+    this.#requireCore();
+    const claim = this.#driver.apply({ type: "tool-call-claimed", toolRequestId, claimant });
+    const record = this.#waits.get(toolRequestId)?.record;
+    if (claim === "claimed" && record !== undefined) record.claimedBy = this.setup.pageOf(claimant);
+    return claim !== "held-by-another";
   }
 
   /** A page's answer, applied once. */
   submitToolResult(toolRequestId: string, answer: ToolResultOutcome, claimant: string | undefined): void {
-    this.#requireOpen();
-    const pending = this.#requirePending(toolRequestId);
-    if (pending.claimant !== undefined && pending.claimant !== claimant) {
-      throw new PedelecError("TOOL_CALL_CLAIMED", `tool call ${toolRequestId} is being answered by another page`);
-    }
-    this.#settle(pending, { outcome: "answered", answer });
+    this.#requireCore();
+    this.#settle(toolRequestId, { outcome: "answered", answer }, claimant);
   }
 
   /** A page went away: the calls it claimed and did not answer are requested again for the others. */
   releaseToolClaims(claimant: string): number {
-    if (this.#ended || !this.#coreUp) return 0;
-    let released = 0;
-    for (const pending of this.#pending.values()) {
-      if (pending.claimant !== claimant) continue;
-      pending.claimant = undefined;
-      pending.record.claimedBy = undefined;
-      this.#emit({ type: "tool-call-requested", ...pending.call });
-      released += 1;
-    }
-    return released;
+    if (this.#driver.state.ended || !this.#coreUp) return 0;
+    const released = this.#driver.apply({ type: "tool-claims-released", isGone: (gone) => gone === claimant }, (calls) => {
+      for (const call of calls) {
+        const record = this.#waits.get(call.toolRequestId)?.record;
+        if (record !== undefined) record.claimedBy = undefined;
+      }
+    });
+    return released.length;
   }
 
   /**
@@ -276,7 +253,7 @@ export class StandInSession implements TurnDriver {
     }
     this.#coreUp = false;
     // A killed Core takes with it what it had not sent; the next one starts from the stored total.
-    this.#usageUpdates.discard();
+    this.#driver.discardUsage();
     this.#usage = sessionUsageState(this.#sentUsage);
     if (turn === undefined) return;
     const error = new PedelecError("CORE_RUNTIME_UNAVAILABLE", "the connection to Pedelec Core closed");
@@ -290,12 +267,11 @@ export class StandInSession implements TurnDriver {
     this.#coreUp = true;
     const interrupted = this.#interrupted;
     this.#interrupted = undefined;
-    if (this.#ended || interrupted === undefined) return;
+    if (this.#driver.state.ended || interrupted === undefined) return;
     const error = new PedelecError("SESSION_ERROR", "Core stopped while this turn was running; send the message again to continue", {
       cause: "core-stopped",
     });
-    this.#setStatus("error", interrupted.turnId);
-    this.#emit({ type: "turn-failed", turnId: interrupted.turnId, turnKind: interrupted.turnKind, error: error.toWire() });
+    this.#driver.apply({ type: "interrupted-turn-failed", ...interrupted, error: error.toWire() });
   }
 
   /** Stops everything without a word (the kit is being disposed). */
@@ -312,7 +288,7 @@ export class StandInSession implements TurnDriver {
     this.#armIdleWatch(turn);
     this.#message ??= { id: this.setup.nextId("message"), text: "" };
     this.#message.text += text;
-    this.#deltas.push({ turnId: turn.turnId, messageId: this.#message.id, delta: text });
+    this.#driver.pushDelta({ turnId: turn.turnId, messageId: this.#message.id, delta: text });
   }
 
   message(turn: KitTurn, text: string | undefined): string | undefined {
@@ -352,7 +328,7 @@ export class StandInSession implements TurnDriver {
     this.#armIdleWatch(turn);
     const { state, update } = reduceSessionUsage(this.#usage, { type: "reported", turnId: turn.turnId, usage });
     this.#usage = state;
-    if (update !== undefined) this.#usageUpdates.push(update);
+    if (update !== undefined) this.#driver.pushUsage(update);
   }
 
   complete(turn: KitTurn, text: string | undefined): void {
@@ -397,15 +373,14 @@ export class StandInSession implements TurnDriver {
     };
     this.setup.recordToolCall(record);
     const settlement = new Promise<Settlement>((resolve) => {
-      const pending: PendingCall = { call, turn, record, claimant: undefined, cancelTimer: () => undefined, resolve };
-      this.#pending.set(call.toolRequestId, pending);
-      pending.cancelTimer = this.setup.timers.after(timeoutMs, () => {
-        this.#settle(pending, { outcome: "timed-out", error: this.#timeoutError(pending) });
+      const wait: ToolWait = { call, turn, record, cancelTimer: () => undefined, resolve };
+      this.#waits.set(call.toolRequestId, wait);
+      wait.cancelTimer = this.setup.timers.after(timeoutMs, () => {
+        this.#settle(call.toolRequestId, { outcome: "timed-out", error: this.#timeoutError(call) });
       });
     });
     this.#pauseIdleWatch();
-    this.#emit({ type: "tool-call-requested", ...call });
-    this.#setStatus("waiting_tool_result", turn.turnId);
+    this.#driver.apply({ type: "tool-call-requested", call });
     const settled = await settlement;
     if (settled.outcome !== "answered") throw settled.error;
     if (!settled.answer.ok) throw PedelecError.fromWire(settled.answer.error);
@@ -432,8 +407,7 @@ export class StandInSession implements TurnDriver {
 
   #begin(turn: KitTurn): void {
     if (this.#active !== turn) return;
-    this.#emit({ type: "turn-started", turnId: turn.turnId, turnKind: turn.kind });
-    this.#setStatus("running", turn.turnId);
+    this.#driver.apply({ type: "turn-began", turnId: turn.turnId });
     this.#armIdleWatch(turn);
     this.setup.runAgent(turn);
   }
@@ -447,81 +421,72 @@ export class StandInSession implements TurnDriver {
     this.#pauseIdleWatch();
     const stopError = end.ok ? new PedelecError("TURN_CANCELLED", "the turn is over") : end.error;
     const outcome = stopError.code === "CORE_RUNTIME_UNAVAILABLE" ? "abandoned" : "cancelled";
-    for (const pending of [...this.#pending.values()]) {
-      if (pending.turn === turn) this.#settle(pending, { outcome, error: stopError });
-    }
-    this.#active = undefined;
-    this.#message = undefined;
+    const waits = [...this.#waits.values()].filter((wait) => wait.turn === turn);
     if (this.#coreUp) {
-      if (end.ok) {
-        this.#setStatus("idle", turn.turnId);
-        this.#emit({ type: "turn-completed", turnId: turn.turnId, turnKind: turn.kind });
-      } else {
-        if (!this.#ended) this.#setStatus(end.error.code === "TURN_CANCELLED" ? "idle" : "error", turn.turnId);
-        this.#emit({ type: "turn-failed", turnId: turn.turnId, turnKind: turn.kind, error: end.error.toWire() });
-      }
+      // A call settled because its turn is ending changes nothing more.
+      this.#driver.apply({ type: "turn-stopping", turnId: turn.turnId });
+      for (const wait of waits) this.#settle(wait.call.toolRequestId, { outcome, error: stopError });
+      this.#active = undefined;
+      this.#message = undefined;
+      this.#driver.apply(end.ok ? { type: "turn-ended", turnId: turn.turnId } : { type: "turn-ended", turnId: turn.turnId, error: end.error.toWire() });
     } else {
-      this.#deltas.discard();
-      this.#usageUpdates.discard();
+      // The desktop is gone: its turn and calls vanish without a word.
+      this.#driver.apply({ type: "core-lost", outcome });
+      for (const wait of waits) this.#closeWait(wait, { outcome, error: stopError }).resolve({ outcome, error: stopError });
+      this.#active = undefined;
+      this.#message = undefined;
+      this.#driver.discardJoined();
     }
     turn.settle(end);
   }
 
-  #settle(pending: PendingCall, settlement: Settlement): void {
-    const { toolRequestId } = pending.call;
-    if (this.#pending.get(toolRequestId) !== pending) return;
-    this.#pending.delete(toolRequestId);
-    this.#settled.remember(toolRequestId, settlement.outcome);
-    pending.cancelTimer();
-    pending.record.outcome = settlement.outcome;
-    if (settlement.outcome === "answered") pending.record.answer = jsonCopy(settlement.answer);
-    if (this.#coreUp) {
-      this.#emit({ type: "tool-call-settled", turnId: pending.call.turnId, toolRequestId, outcome: settlement.outcome });
-      // The turn goes on after an answer or a timeout; a call settled because its turn is ending changes nothing more.
-      const turn = pending.turn;
-      const turnGoesOn = settlement.outcome === "answered" || settlement.outcome === "timed-out";
-      if (turnGoesOn && this.#active === turn && this.#pending.size === 0) {
-        this.#setStatus("running", turn.turnId);
-        this.#armIdleWatch(turn);
-      }
-    }
-    pending.resolve(settlement);
+  /** The machine settles the call once (a refused answer throws, a late settlement does nothing); its script wakes. */
+  #settle(toolRequestId: string, settlement: Settlement, claimant?: string): void {
+    const wait = this.#waits.get(toolRequestId);
+    const closeWait = (settling: ToolCallSettling): void => {
+      if (settling !== "not-pending" && wait !== undefined) this.#closeWait(wait, settlement);
+    };
+    const settling =
+      settlement.outcome === "answered"
+        ? this.#driver.apply({ type: "tool-call-answered", toolRequestId, claimant }, closeWait)
+        : this.#driver.apply({ type: "tool-call-settled", toolRequestId, outcome: settlement.outcome }, closeWait);
+    if (settling === "not-pending" || wait === undefined) return;
+    if (settling === "resumed") this.#armIdleWatch(wait.turn);
+    wait.resolve(settlement);
   }
 
-  #timeoutError(pending: PendingCall): PedelecError {
-    const { toolName, timeoutMs } = pending.call;
+  /** The wait is over: its timer stops and its record says how it settled. */
+  #closeWait(wait: ToolWait, settlement: Settlement): ToolWait {
+    this.#waits.delete(wait.call.toolRequestId);
+    wait.cancelTimer();
+    wait.record.outcome = settlement.outcome;
+    if (settlement.outcome === "answered") wait.record.answer = jsonCopy(settlement.answer);
+    return wait;
+  }
+
+  #timeoutError(call: PendingToolCall): PedelecError {
+    const { toolName, timeoutMs } = call;
     const followers = this.setup.followers();
+    const claimant = this.#driver.state.toolCalls.waiting.find((entry) => entry.call.toolRequestId === call.toolRequestId)?.claimant;
     const why =
-      pending.claimant !== undefined
-        ? `${this.setup.pageOf(pending.claimant)} claimed the call but never submitted a result`
+      claimant !== undefined
+        ? `${this.setup.pageOf(claimant)} claimed the call but never submitted a result`
         : followers === 0
           ? "no page follows the session"
           : `none of the ${followers} page(s) following the session claimed it (is a handler registered for ${toolName}?)`;
     return new PedelecError("TOOL_TIMEOUT", `the application did not answer ${toolName} within ${timeoutMs} ms: ${why}`, {
-      toolRequestId: pending.call.toolRequestId,
+      toolRequestId: call.toolRequestId,
     });
   }
-
-  #requirePending(toolRequestId: string): PendingCall {
-    const pending = this.#pending.get(toolRequestId);
-    if (pending !== undefined) return pending;
-    throw this.#settled.notPending(toolRequestId);
-  }
-
 
   #requireCore(): void {
     if (!this.#coreUp) throw new PedelecError("CORE_RUNTIME_UNAVAILABLE", "Pedelec Core is not running");
   }
 
-  #requireOpen(): void {
-    this.#requireCore();
-    if (this.#ended) throw new PedelecError("SESSION_ENDED", `session ${this.id} has ended`);
-  }
-
   /** A silent agent script is treated as a hung provider; tool waits do not count. */
   #armIdleWatch(turn: KitTurn): void {
     this.#pauseIdleWatch();
-    if (this.#pending.size > 0) return;
+    if (this.#driver.state.toolCalls.waiting.length > 0) return;
     const timeoutMs = this.setup.agentIdleTimeoutMs;
     this.#cancelIdleWatch = this.setup.timers.after(timeoutMs, () => {
       this.#cancelIdleWatch = undefined;
@@ -537,29 +502,17 @@ export class StandInSession implements TurnDriver {
     this.#cancelIdleWatch = undefined;
   }
 
-  #setStatus(status: SessionStatus, turnId?: string): void {
-    if (this.#status === status) return;
-    this.#status = status;
-    this.#emit(turnId === undefined ? { type: "status-changed", status } : { type: "status-changed", status, turnId });
+  #emit(event: PublishedSessionEvent): void {
+    this.#driver.apply({ type: "event-published", event });
   }
 
-  #emit(event: SessionEvent): void {
-    // Nothing may overtake a delta or a usage update that is waiting to be joined.
-    this.#deltas.flush();
-    this.#usageUpdates.flush();
-    this.#emitEnvelope(event);
-  }
-
-  #emitEnvelope(event: SessionEvent): void {
-    const envelope = this.#check(event);
-    this.#seq = envelope.seq;
-    this.#kept.push(envelope);
-    this.setup.publish(envelope);
-  }
-
-  /** The envelope `event` would go out in, checked against the protocol; throws when it breaks it. */
+  /** The envelope `event` would go out in next, checked against the protocol; throws when it breaks it. */
   #check(event: SessionEvent): SessionEventEnvelope {
-    const envelope: SessionEventEnvelope = { type: "event", sessionId: this.id, seq: this.#seq + 1, emittedAt: new Date().toISOString(), event };
+    return this.#envelope(this.#driver.state.seq + 1, event);
+  }
+
+  #envelope(seq: number, event: SessionEvent): SessionEventEnvelope {
+    const envelope: SessionEventEnvelope = { type: "event", sessionId: this.id, seq, emittedAt: new Date().toISOString(), event };
     const parsed = sessionEventEnvelopeSchema.safeParse(envelope);
     if (!parsed.success) {
       throw new Error(`The test kit refused to send a ${event.type} event that breaks the protocol: ${summarizeIssues(parsed.error.issues).message}`);
