@@ -44,6 +44,8 @@ const EXCEPTIONS: Readonly<Partial<Record<ErrorCode, ErrorLayer>>> = {
   AUTO_END_SESSION_FAILED: "session",
   INVALID_INPUT: "session",
   SUBMIT_TOOL_RESULT_FAILED: "tool",
+  DISK_SPACE_LOW: "workspace",
+  PROTOCOL_VERSION_MISMATCH: "extension",
   FULL_ACCESS_NOT_GRANTED: "script",
   FULL_ACCESS_ATTESTATION_INVALID: "script",
   FULL_ACCESS_ATTESTATION_EXPIRED: "script",

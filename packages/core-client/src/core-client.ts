@@ -3,7 +3,14 @@ import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import { coreRequestSchemas, type CoreRequestType, type RequestPayload, type RequestResult } from "@pedelec/protocol/requests";
+import { protocolVersionMismatch } from "@pedelec/protocol/protocol-mismatch";
+import { PROTOCOL_VERSION, type ProtocolPart } from "@pedelec/protocol/protocol-version";
 import { CoreSocketTransport } from "./core-socket-transport.js";
+
+export interface CoreConnectionOptions {
+  /** The part this connection speaks for (the native host): it then states its protocol version first. */
+  part?: ProtocolPart;
+}
 
 /**
  * A connection to Core over its local socket: raw frames for forwarders (the native host) and typed requests for
@@ -45,9 +52,37 @@ export class CoreConnection {
     });
   }
 
-  /** Connects, or rejects with IPC_UNAVAILABLE (details.cause is the socket error code, e.g. ENOENT). */
-  static async open(socketPath: string, signal?: AbortSignal): Promise<CoreConnection> {
-    return new CoreConnection(await CoreSocketTransport.open(socketPath, signal));
+  /**
+   * Connects, or rejects with IPC_UNAVAILABLE (details.cause is the socket error code, e.g. ENOENT). With `part`, the
+   * connection says hello first (see `#sayHello`); without it, it states nothing, as Core's own commands do.
+   */
+  static async open(socketPath: string, signal?: AbortSignal, options: CoreConnectionOptions = {}): Promise<CoreConnection> {
+    const connection = new CoreConnection(await CoreSocketTransport.open(socketPath, signal));
+    if (options.part !== undefined) connection.#sayHello(options.part);
+    return connection;
+  }
+
+  /**
+   * States this side's protocol version as the connection's first request, without waiting for the answer: Core answers
+   * it before reading what follows. A Core that cannot talk to us fails it with PROTOCOL_VERSION_MISMATCH (and closes);
+   * a Core that answers with a version we cannot talk to is closed here with the same code. A Core older than the
+   * handshake does not know the request, and is served as before.
+   */
+  #sayHello(part: ProtocolPart): void {
+    this.request("hello", { protocolVersion: PROTOCOL_VERSION, part }).then(
+      ({ protocolVersion }) => {
+        const mismatch = protocolVersionMismatch({ part, version: PROTOCOL_VERSION }, { part: "core", version: protocolVersion });
+        if (mismatch !== undefined) this.#closeWith(mismatch);
+      },
+      (error: unknown) => {
+        if (error instanceof PedelecError && error.code === "PROTOCOL_VERSION_MISMATCH") this.#closeWith(error);
+      },
+    );
+  }
+
+  #closeWith(error: PedelecError): void {
+    this.#closeError ??= error;
+    this.#client.close(error);
   }
 
   get closed(): boolean {

@@ -1,4 +1,4 @@
-import { CoreConnection } from "./core-client.js";
+import { CoreConnection, type CoreConnectionOptions } from "./core-client.js";
 import type { CoreLocation } from "./core-location.js";
 import { pause, retryDelayMs, SocketFolderWatch, socketFileExists } from "./core-retry.js";
 
@@ -6,19 +6,20 @@ export { CORE_OUTPUT_FILE, spawnCoreDetached } from "./core-spawn.js";
 
 /**
  * Tries to connect until Core accepts, the deadline passes (undefined), or `signal` aborts (undefined): again when the
- * socket's folder changes, and after each retry delay.
+ * socket's folder changes, and after each retry delay. `options` go to each CoreConnection.open.
  */
 export async function connectToCore(
   location: Pick<CoreLocation, "socketPath">,
   timeoutMs: number,
   signal?: AbortSignal,
+  options: CoreConnectionOptions = {},
 ): Promise<CoreConnection | undefined> {
   const deadline = Date.now() + timeoutMs;
   const folder = new SocketFolderWatch(location.socketPath);
   try {
     for (let attempt = 0; ; attempt += 1) {
       const connection = (await socketFileExists(location.socketPath))
-        ? await CoreConnection.open(location.socketPath).catch(() => undefined)
+        ? await CoreConnection.open(location.socketPath, undefined, options).catch(() => undefined)
         : undefined;
       if (connection || Date.now() >= deadline || signal?.aborted) return connection;
       await folder.pause(Math.min(retryDelayMs(attempt), Math.max(0, deadline - Date.now())), signal);

@@ -20,6 +20,7 @@ import { ProcessGroupLedger } from "./process-group-ledger.js";
 import { connectionClaimant } from "./connection-claimant.js";
 import { ensureAttestationKey } from "./attestation-key.js";
 import { checkedPayload, reply } from "./request-reply.js";
+import { answerHello } from "./protocol-hello.js";
 import type { SessionManager } from "./session-manager.js";
 import type { SessionRuntime } from "./session-runtime.js";
 import type { Settings } from "./settings.js";
@@ -211,7 +212,7 @@ async function startCoreSteps(
 
   const startedAt = new Date().toISOString();
   /** Ping and shutdown, answered from the moment Core listens; whatever else a client asks waits for the runtime. */
-  const answerLifecycle = (frame: CoreRequestFrame & { type: keyof typeof coreLifecycleRequestSchemas }): unknown => {
+  const answerLifecycle = (frame: CoreRequestFrame & { type: Exclude<keyof typeof coreLifecycleRequestSchemas, "hello"> }): unknown => {
     checkedPayload(coreLifecycleRequestSchemas[frame.type].payload, frame.type, frame.payload);
     if (frame.origin !== undefined) throw new PedelecError("INVALID_INPUT", `${frame.type} is not available to web pages`);
     if (frame.type === "shutdown") {
@@ -229,7 +230,12 @@ async function startCoreSteps(
   };
   const route = (connection: CoreClientConnection, frame: CoreRequestFrame): void => {
     const { type } = frame;
-    if (isCoreLifecycleRequestType(type)) {
+    // Answered before the connection's next frame is read: an incompatible client is refused before anything else runs.
+    if (type === "hello") {
+      answerHello(connection, frame);
+      return;
+    }
+    if (isCoreLifecycleRequestType(type) && type !== "hello") {
       reply(connection, frame, async () => answerLifecycle({ ...frame, type }));
       return;
     }

@@ -7,6 +7,8 @@ import {
   type HostToExtensionMessage,
 } from "@pedelec/protocol/native-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { protocolVersionMismatch } from "@pedelec/protocol/protocol-mismatch";
+import { PROTOCOL_VERSION, UNSTATED_PROTOCOL_VERSION } from "@pedelec/protocol/protocol-version";
 import type { FullAccessClaim } from "@pedelec/protocol/full-access";
 import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import type { ExtensionToCoreRequestType, SessionRequestType } from "@pedelec/protocol/requests";
@@ -254,6 +256,16 @@ export class NativeLink {
         state.client.failWaiting(PedelecError.fromWire(message.error));
         return;
       case "host-status": {
+        const mismatch = protocolVersionMismatch(
+          { part: "extension", version: PROTOCOL_VERSION },
+          { part: "native-host", version: message.protocolVersion ?? UNSTATED_PROTOCOL_VERSION },
+        );
+        if (mismatch !== undefined) {
+          // The host's first message: nothing was answered yet, and nothing will be on this channel.
+          this.#logger.warn("PROTOCOL_VERSION_MISMATCH", "closed the link to a native host of another protocol version", mismatch.details);
+          state.client.close(mismatch);
+          return;
+        }
         const wasConnected = state.status.core === "connected";
         state.status.core = message.core;
         state.status.version = message.version;
@@ -317,6 +329,7 @@ function readHostMessage(raw: unknown): ReadMessage<HostMessage> {
 
 /** What waiting requests fail with when the channel ends: the host never started, it went away, or we closed it. */
 function closeErrorOf(status: ChannelStatus, cause: Error | undefined): PedelecError {
+  if (cause instanceof PedelecError && cause.code === "PROTOCOL_VERSION_MISMATCH") return cause;
   if (status.closedByLink) return new PedelecError("NATIVE_CONNECTION_CLOSED", "the native connection was closed");
   const errorMessage = cause?.message;
   if (!status.hostSpoke) return hostUnavailable(errorMessage);

@@ -1,6 +1,6 @@
 import { isAllowedPageOrigin } from "@pedelec/protocol/origin";
 import {
-  SDK_PORT_NAME,
+  sdkPortProtocolVersion,
   isPageRequestType,
   pageRequestSchema,
   pageRequestSchemas,
@@ -13,6 +13,8 @@ import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { portTransport } from "@pedelec/protocol/port-transport";
 import type { FullAccessClaim } from "@pedelec/protocol/full-access";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { protocolVersionMismatch } from "@pedelec/protocol/protocol-mismatch";
+import { PROTOCOL_VERSION } from "@pedelec/protocol/protocol-version";
 import { sessionInfoSchema, type SessionRequestType } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { ApprovalBroker } from "./approval-broker.js";
@@ -84,14 +86,28 @@ export class PageGateway {
     options.link.onLinkLost((error) => this.#interruptSessions(error));
   }
 
-  /** Takes a port from `runtime.onConnectExternal`. Ports with another name are not ours and are closed. */
+  /**
+   * Takes a port from `runtime.onConnectExternal`. Ports with another name are not ours and are closed. The name states
+   * the page's SDK protocol version: a page that cannot talk to this extension gets PROTOCOL_VERSION_MISMATCH for every
+   * request, and nothing it sends goes further.
+   */
   accept(port: PagePort): void {
-    if (port.name !== SDK_PORT_NAME) {
+    const sdkVersion = sdkPortProtocolVersion(port.name);
+    if (sdkVersion === undefined) {
       port.disconnect();
       return;
     }
     const transport = portTransport<unknown, ExtensionToPageMessage>(port);
     const route = new PageRoute(transport, resolveSenderOrigin(port.sender));
+    const mismatch = protocolVersionMismatch({ part: "extension", version: PROTOCOL_VERSION }, { part: "sdk", version: sdkVersion });
+    if (mismatch !== undefined) {
+      this.#logger.warn("PROTOCOL_VERSION_MISMATCH", "refused a page whose SDK speaks another protocol version", { origin: route.origin, details: mismatch.details });
+      transport.onMessage((message) => {
+        const id = requestIdSchema.safeParse((message as { id?: unknown } | null)?.id);
+        if (id.success) route.send(failure(id.data, mismatch));
+      });
+      return;
+    }
     const toolMessages = new Set<Promise<void>>();
     transport.onMessage((message) => {
       let markSent: () => void = () => undefined;

@@ -13,6 +13,10 @@ import {
   type HostToExtensionMessage,
 } from "@pedelec/protocol/native-wire";
 import type { CoreRequestFrame } from "@pedelec/protocol/core-wire";
+import { PROTOCOL_VERSION } from "@pedelec/protocol/protocol-version";
+
+/** The host says hello to Core on every connection, stating its protocol version. */
+const CORE_CONNECTION_OPTIONS = { part: "native-host" } as const;
 
 export interface NativeHostOptions {
   /** Core's home, socket, logs and keys (Core's own CorePaths fits). */
@@ -141,7 +145,7 @@ export class NativeHost {
     const { paths } = this.options;
     const launchedAtStart = await this.#launchedAtStart;
     this.#launchedAtStart = undefined;
-    let connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
+    let connection = await CoreConnection.open(paths.socketPath, undefined, CORE_CONNECTION_OPTIONS).catch(() => undefined);
     const launched = connection === undefined || launchedAtStart !== undefined;
     if (!connection) {
       if (launchedAtStart === undefined) {
@@ -152,7 +156,7 @@ export class NativeHost {
           this.options.log("could not start Core", { error: (error as Error).message }, "error");
         }
       }
-      connection = await connectToCore(paths, this.options.coreStartTimeoutMs, this.#stopped.signal);
+      connection = await connectToCore(paths, this.options.coreStartTimeoutMs, this.#stopped.signal, CORE_CONNECTION_OPTIONS);
     }
     if (!connection) {
       const error = new PedelecError(
@@ -177,7 +181,11 @@ export class NativeHost {
     connection.onClose((error) => {
       if (this.#core === connection) this.#core = undefined;
       if (this.#stopped.signal.aborted) return;
-      const lost = new PedelecError("CORE_RUNTIME_UNAVAILABLE", error?.message ?? "the connection to Pedelec Core closed");
+      // A Core that cannot talk to this host says so by its code, which names the part to update; keep it.
+      const lost =
+        error?.code === "PROTOCOL_VERSION_MISMATCH"
+          ? error
+          : new PedelecError("CORE_RUNTIME_UNAVAILABLE", error?.message ?? "the connection to Pedelec Core closed");
       for (const id of this.#inFlight) this.#fail(id, lost);
       this.#inFlight.clear();
       this.options.log("lost the connection to Core", { error: lost.message }, "warn");
@@ -187,7 +195,7 @@ export class NativeHost {
   }
 
   #status(core: HostStatusFrame["core"], error?: PedelecError, coreLaunched?: boolean): void {
-    const frame: HostStatusFrame = { kind: "host-status", version: CORE_VERSION, core };
+    const frame: HostStatusFrame = { kind: "host-status", version: CORE_VERSION, protocolVersion: PROTOCOL_VERSION, core };
     if (coreLaunched !== undefined) frame.coreLaunched = coreLaunched;
     if (error) frame.error = error.toWire();
     this.options.sendToExtension(frame);

@@ -2,10 +2,23 @@
 // listens, before it has loaded what sessions need (so they are built with lean-zod.ts). requests.ts lists them with
 // the other local requests.
 import * as z from "./lean-zod.js";
+import { PROTOCOL_PARTS } from "./protocol-version.js";
 
 const count = z.int().check(z.minimum(0));
 
 export const coreLifecycleRequestSchemas = {
+  /**
+   * A client's first request on a connection (the native host's): the protocol version it speaks and which part it is.
+   * Core answers with its own version, or, when the two cannot talk, fails it with PROTOCOL_VERSION_MISMATCH and closes
+   * the connection before it reads anything more. A client that never says hello is served as before.
+   */
+  hello: {
+    payload: z.strictObject({
+      protocolVersion: z.string().check(z.minLength(1), z.maxLength(32)),
+      part: z.enum(PROTOCOL_PARTS),
+    }),
+    result: z.object({ protocolVersion: z.string().check(z.maxLength(32)) }),
+  },
   ping: {
     payload: z.strictObject({}),
     result: z.object({

@@ -1,5 +1,6 @@
 import type { ProviderCode } from "./domain.js";
 import type { ErrorCode } from "./error-codes.js";
+import type { ProtocolPart } from "./protocol-version.js";
 
 // Plain data, no schema library: PedelecError reads this in every process, the agent's commands included.
 
@@ -21,6 +22,8 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
   SDK_TRANSPORT_ERROR: "Try again; if it keeps failing, report the message.",
   SDK_PROTOCOL_ERROR:
     "Update Pedelec so that it matches this page's SDK version (then reload the extension), or use the SDK version that matches the installed Pedelec.",
+  PROTOCOL_VERSION_MISMATCH:
+    "Update the part of Pedelec that `details.part` names (the SDK, the extension, the native host or Core) to a version that speaks `details.expected`, then reload the page.",
   // approval
   CREATE_SESSION_NOT_APPROVED: "Connect again (`createSession()`) and approve this site in the Pedelec popup.",
   APPROVAL_REJECTED: "This site was refused. To allow it, approve it in the Pedelec popup (under Recently refused), then connect again.",
@@ -167,10 +170,22 @@ export function remedyFor(code: ErrorCode, details?: unknown): string {
       }
       return ERROR_REMEDIES[code];
     }
+    case "PROTOCOL_VERSION_MISMATCH": {
+      const part = field(details, "part");
+      return typeof part === "string" && Object.hasOwn(PROTOCOL_UPDATE_REMEDIES, part) ? PROTOCOL_UPDATE_REMEDIES[part as ProtocolPart] : ERROR_REMEDIES[code];
+    }
     default:
       return ERROR_REMEDIES[code];
   }
 }
+
+/** What to do when one part speaks an older protocol than its peer, by the part (`details.part`). */
+export const PROTOCOL_UPDATE_REMEDIES: Readonly<Record<ProtocolPart, string>> = {
+  sdk: "Update this page's `@pedelec/sdk` to the version that matches the installed Pedelec, then reload the page.",
+  extension: "Update the Pedelec extension (or reload it after updating Pedelec), then reload the page.",
+  "native-host": "Update Pedelec on this computer and register its native host again (`npx pedelec install`), then reload the extension.",
+  core: "Update Pedelec on this computer and restart Core with it: `npx pedelec stop && npx pedelec start --detach`.",
+};
 
 function perProvider(remedies: Readonly<Record<ProviderCode, string>>, details: unknown): string | undefined {
   const provider = field(details, "provider");

@@ -41,6 +41,11 @@ export type ChunkFrame = z.infer<typeof chunkFrameSchema>;
 export const hostStatusFrameSchema = z.object({
   kind: z.literal("host-status"),
   version: z.string(),
+  /**
+   * The protocol version the host speaks (PROTOCOL_VERSION): the extension checks it on the first host-status and
+   * drops a host it cannot talk to. Absent from a host older than the handshake (UNSTATED_PROTOCOL_VERSION).
+   */
+  protocolVersion: z.string().max(32).optional(),
   core: z.enum(["connecting", "connected", "unavailable"]),
   /**
    * With "connected" or "unavailable": whether this host started Core because none was running (a Core it only

@@ -1,13 +1,30 @@
 import { z } from "zod";
 import { wirePayloadSchema } from "./wire-payload.js";
-import { sessionRequestSchemas } from "./requests.js";
+import { sessionRequestSchemas, type SessionRequestType } from "./requests.js";
 import { wireErrorSchema } from "./wire-error.js";
 import { sessionEventEnvelopeSchema } from "./session-events.js";
 import { sessionIdSchema } from "./domain.js";
 import { requestIdSchema } from "./request-id.js";
+import { PROTOCOL_VERSION, UNSTATED_PROTOCOL_VERSION } from "./protocol-version.js";
 
-/** The name SDK ports use when they connect to the extension. */
-export const SDK_PORT_NAME = "pedelec-sdk";
+/** What every SDK port's name starts with; a name of only this comes from an SDK older than the version handshake. */
+export const SDK_PORT_NAME_PREFIX = "pedelec-sdk";
+
+/**
+ * The name SDK ports use when they connect to the extension: it states the SDK's protocol version
+ * (`pedelec-sdk@1.0`), the first thing the extension learns of a page, so it can refuse an incompatible one at once.
+ */
+export const SDK_PORT_NAME = `${SDK_PORT_NAME_PREFIX}@${PROTOCOL_VERSION}`;
+
+/**
+ * The protocol version an SDK port's name states (UNSTATED_PROTOCOL_VERSION for the bare prefix), or undefined when the
+ * name is not an SDK port's. The version is returned as written; whether it is compatible is the caller's check.
+ */
+export function sdkPortProtocolVersion(portName: string): string | undefined {
+  if (portName === SDK_PORT_NAME_PREFIX) return UNSTATED_PROTOCOL_VERSION;
+  if (!portName.startsWith(`${SDK_PORT_NAME_PREFIX}@`) || portName.length > SDK_PORT_NAME_PREFIX.length + 33) return undefined;
+  return portName.slice(SDK_PORT_NAME_PREFIX.length + 1);
+}
 
 /** Requests the extension answers itself, without Core. */
 export const extensionRequestSchemas = {
@@ -29,30 +46,62 @@ export const extensionRequestSchemas = {
 } as const;
 export type ExtensionRequestType = keyof typeof extensionRequestSchemas;
 
+/**
+ * How each session request reaches Core from a page: `true` as the page sends it, a mask of the fields the extension
+ * sets from the page's port before forwarding (a page cannot choose them, so its payload must not carry them), or
+ * `false` for a request only the extension makes. Keyed by the session request table, so a new session request does
+ * not compile until it says whether pages make it.
+ */
+const PAGE_ACCESS = {
+  createSession: true,
+  resumeSession: true,
+  sendText: true,
+  /** The extension adds the claimant (the page's route) before forwarding. */
+  claimToolCall: { claimant: true },
+  submitToolResult: { claimant: true },
+  cancelTurn: true,
+  /** Only the extension ends a session for a reason ("disconnected"); a page's end is always "requested". */
+  endSession: { reason: true },
+  prepareSession: true,
+  /** The extension subscribes a page's route itself when it reconnects. */
+  subscribeSession: false,
+  listProviders: true,
+  getSettings: true,
+  runWorkspaceScript: true,
+  prepareAssetUpload: true,
+  prepareAssetDownload: true,
+  listAssets: true,
+  cancelWorkspaceRun: true,
+} as const satisfies { readonly [T in SessionRequestType]: boolean | Readonly<Record<string, true>> };
+
+type SessionSchemas = typeof sessionRequestSchemas;
+type PageAccess = typeof PAGE_ACCESS;
+type PageSessionRequestType = { [T in SessionRequestType]: PageAccess[T] extends false ? never : T }[SessionRequestType];
+/** A payload schema without the fields the extension stamps (what zod's `omit` returns). */
+type WithoutStamped<TSchema, TMask> =
+  TSchema extends z.ZodObject<infer Shape, infer Config> ? z.ZodObject<z.core.util.Flatten<Omit<Shape, Extract<keyof Shape, keyof TMask>>>, Config> : never;
+type PageSessionRequestSchemas = {
+  readonly [T in PageSessionRequestType]: PageAccess[T] extends true
+    ? SessionSchemas[T]
+    : { readonly payload: WithoutStamped<SessionSchemas[T]["payload"], PageAccess[T]>; readonly result: SessionSchemas[T]["result"] };
+};
+
+/** The session requests a page makes, as PAGE_ACCESS derives them from the session request table. */
+function pageSessionRequestSchemas(): PageSessionRequestSchemas {
+  const schemas: Record<string, { payload: z.ZodType; result: z.ZodType }> = {};
+  for (const [type, access] of Object.entries(PAGE_ACCESS) as [SessionRequestType, PageAccess[SessionRequestType]][]) {
+    if (access === false) continue;
+    const entry = sessionRequestSchemas[type];
+    if (access === true) schemas[type] = entry;
+    else schemas[type] = { payload: (entry.payload as z.ZodObject).omit(access), result: entry.result };
+  }
+  return schemas as PageSessionRequestSchemas;
+}
+
+/** Every request a page may send: the extension's own, and the session requests it forwards to Core. */
 export const pageRequestSchemas = {
   ...extensionRequestSchemas,
-  createSession: sessionRequestSchemas.createSession,
-  resumeSession: sessionRequestSchemas.resumeSession,
-  sendText: sessionRequestSchemas.sendText,
-  /** The extension adds the claimant (the page's route) before forwarding. */
-  claimToolCall: {
-    payload: sessionRequestSchemas.claimToolCall.payload.omit({ claimant: true }),
-    result: sessionRequestSchemas.claimToolCall.result,
-  },
-  submitToolResult: {
-    payload: sessionRequestSchemas.submitToolResult.payload.omit({ claimant: true }),
-    result: sessionRequestSchemas.submitToolResult.result,
-  },
-  cancelTurn: sessionRequestSchemas.cancelTurn,
-  endSession: { payload: z.strictObject({ sessionId: sessionIdSchema }), result: sessionRequestSchemas.endSession.result },
-  prepareSession: sessionRequestSchemas.prepareSession,
-  listProviders: sessionRequestSchemas.listProviders,
-  getSettings: sessionRequestSchemas.getSettings,
-  runWorkspaceScript: sessionRequestSchemas.runWorkspaceScript,
-  cancelWorkspaceRun: sessionRequestSchemas.cancelWorkspaceRun,
-  prepareAssetUpload: sessionRequestSchemas.prepareAssetUpload,
-  prepareAssetDownload: sessionRequestSchemas.prepareAssetDownload,
-  listAssets: sessionRequestSchemas.listAssets,
+  ...pageSessionRequestSchemas(),
 } as const;
 export type PageRequestType = keyof typeof pageRequestSchemas;
 export type PageRequestPayload<T extends PageRequestType> = z.input<(typeof pageRequestSchemas)[T]["payload"]>;

@@ -183,8 +183,8 @@ describe("Bridge", () => {
     const error = await errorOf(bridge.request("sendText", { sessionId: "session-0001", turnId: "t1", text: "" }));
     expect(error.code).toBe("INVALID_INPUT");
     expect((error.details as { issues: Array<{ path: unknown[] }> }).issues[0]?.path).toEqual(["text"]);
-    expect((await errorOf(bridge.request("someFutureRequest", { run: () => 1 }))).code).toBe("INVALID_INPUT");
-    expect((await errorOf(bridge.request("", {}))).code).toBe("INVALID_INPUT");
+    expect((await errorOf(bridge.requestAnyType("someFutureRequest", { run: () => 1 }))).code).toBe("INVALID_INPUT");
+    expect((await errorOf(bridge.requestAnyType("", {}))).code).toBe("INVALID_INPUT");
     await Promise.resolve();
     expect(extension.requests).toEqual([]);
   });
@@ -193,7 +193,7 @@ describe("Bridge", () => {
     const extension = new FakeExtension().install();
     extension.handle("someFutureRequest", (request) => ({ echoed: request.payload }));
     const bridge = new Bridge({ extensionId: EXTENSION_ID, timeoutMs: 1_000 });
-    await expect(bridge.request("someFutureRequest", { a: [1] })).resolves.toMatchObject({ result: { echoed: { a: [1] } } });
+    await expect(bridge.requestAnyType("someFutureRequest", { a: [1] })).resolves.toMatchObject({ result: { echoed: { a: [1] } } });
   });
 
   it("rejects a request whose result does not match its schema with SDK_PROTOCOL_ERROR", async () => {

@@ -1,4 +1,12 @@
-import { extensionToPageMessageSchema, isPageRequestType, type ExtensionToPageMessage, type PageRequest } from "@pedelec/protocol/page-wire";
+import {
+  extensionToPageMessageSchema,
+  isPageRequestType,
+  type ExtensionToPageMessage,
+  type PageRequest,
+  type PageRequestPayload,
+  type PageRequestResult,
+  type PageRequestType,
+} from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
@@ -28,8 +36,8 @@ export interface BridgeRequestOptions {
 }
 
 /** A request's result plus the connection that carried it (sessions track which connection subscribed them). */
-export interface BridgeAnswer {
-  result: unknown;
+export interface BridgeAnswer<TResult = unknown> {
+  result: TResult;
   generation: number;
 }
 
@@ -70,7 +78,24 @@ export class Bridge {
     return this.#options.timeoutMs;
   }
 
-  async request(type: string, payload: unknown, options: BridgeRequestOptions = {}): Promise<BridgeAnswer> {
+  /**
+   * One request of the page request table: its payload is checked against the table's schema before it leaves, and its
+   * result when it comes back, so the answer carries the table's result type.
+   */
+  request<TType extends PageRequestType>(
+    type: TType,
+    payload: PageRequestPayload<TType>,
+    options: BridgeRequestOptions = {},
+  ): Promise<BridgeAnswer<PageRequestResult<TType>>> {
+    // requestAnyType checks a table type's result against the table's schema, so the answer has the table's type.
+    return this.requestAnyType(type, payload, options) as Promise<BridgeAnswer<PageRequestResult<TType>>>;
+  }
+
+  /**
+   * The escape hatch behind `Pedelec.request()`: any type name. A type of the page request table is checked both
+   * ways as by `request`; any other payload only has to be JSON, and its result is passed on unchecked.
+   */
+  async requestAnyType(type: string, payload: unknown, options: BridgeRequestOptions = {}): Promise<BridgeAnswer> {
     const checkedPayload = checkPayload(type, payload);
     const connection = this.#connect();
     if (connection === undefined) throw extensionUnavailable();
@@ -78,7 +103,7 @@ export class Bridge {
       label: type,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
-      check: (value) => validateRequestResult(type, value),
+      check: (value) => (isPageRequestType(type) ? validateRequestResult(type, value) : value),
     });
     return { result, generation: connection.generation };
   }

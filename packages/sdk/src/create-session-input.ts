@@ -29,7 +29,7 @@ export function prepareCreateSession(input: unknown): PreparedCreateSession {
     }
   }
   return {
-    payload: validateRequestPayload("createSession", payload) as PageRequestPayload<"createSession">,
+    payload: validateRequestPayload("createSession", payload),
     ...pageTools,
   };
 }

@@ -1,8 +1,10 @@
 import type { EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { PageRequestPayload, PageRequestResult } from "@pedelec/protocol/page-wire";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { Activity, PendingToolCall, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { highestUsage, TOKEN_USAGE_FIELDS } from "@pedelec/protocol/session-usage";
+import { statusAfterLinkLost } from "@pedelec/protocol/session-transitions";
 import { abortError, checkSignal } from "./abort.js";
 import type { Bridge } from "./bridge.js";
 import { ListenerSet, reportCallbackError } from "./listener-set.js";
@@ -80,8 +82,6 @@ const NO_USAGE: TokenUsage = Object.freeze({});
 const INTENDED_STOPS: ReadonlySet<string> = new Set(["TURN_CANCELLED", "SESSION_ENDED"]);
 /** Failures of a request that was in flight when a link on the way to Core broke: it may have arrived or not. */
 const LINK_BROKE_IN_FLIGHT: ReadonlySet<string> = new Set(["CORE_RUNTIME_UNAVAILABLE", "NATIVE_CONNECTION_CLOSED", "EXTENSION_DISCONNECTED"]);
-/** Statuses in which a lost link leaves an answer that cannot arrive. */
-const BUSY_STATUSES: ReadonlySet<SessionStatus> = new Set(["running", "waiting_tool_result"]);
 /** Turn kinds are remembered for this many recent turns, so late events of a turn still carry it. */
 const REMEMBERED_TURNS = 64;
 /** When to try re-attaching after the port died, each delay after the previous try failed (about 4.5 s in all). */
@@ -270,7 +270,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     if (this.#endedBy !== undefined) return Promise.reject(sessionEnded());
     if (this.#ownTurn !== undefined) return Promise.reject(sessionBusy());
     const turnId = randomId();
-    let payload: unknown;
+    let payload: PageRequestPayload<"sendText">;
     let signal: AbortSignal | undefined;
     try {
       signal = checkSignal(options?.signal, "sendText");
@@ -519,12 +519,12 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     };
   }
 
-  async #request(
-    type: "sendText" | "cancelTurn" | "claimToolCall" | "submitToolResult" | "prepareSession",
-    payload: unknown,
+  async #request<TType extends "sendText" | "cancelTurn" | "claimToolCall" | "submitToolResult" | "prepareSession">(
+    type: TType,
+    payload: PageRequestPayload<TType>,
     signal?: AbortSignal,
     onSend?: () => void,
-  ): Promise<unknown> {
+  ): Promise<PageRequestResult<TType>> {
     await this.#ensureSubscribed();
     // Aborted while the port was being re-attached: the request never leaves the page.
     if (signal?.aborted) throw turnAborted(signal);
@@ -536,14 +536,14 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     if (this.#endedBy !== undefined) return Promise.reject(sessionEnded());
     if (this.#ownTurn !== undefined) return Promise.reject(sessionBusy());
     const turnId = randomId();
-    let payload: unknown;
+    let payload: PageRequestPayload<"prepareSession">;
     try {
       payload = validateRequestPayload("prepareSession", { sessionId: this.sessionId, turnId });
     } catch (error) {
       return Promise.reject(error);
     }
     return this.#runTurn("prepare", turnId, undefined, async () => {
-      const result = (await this.#request("prepareSession", payload)) as { turnId: string | null };
+      const result = await this.#request("prepareSession", payload);
       return result.turnId;
     });
   }
@@ -679,7 +679,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       throw sessionEnded(failure);
     }
     if (this.#endedBy !== undefined) throw sessionEnded();
-    const info = answer.result as SessionInfo;
+    const info = answer.result;
     this.#generation = answer.generation;
     this.#needsReattach = false;
     this.#lastSeq = Math.min(this.#lastSeq, info.lastSeq);
@@ -697,7 +697,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   }
 
   async #claimToolCall(toolRequestId: string): Promise<boolean> {
-    const result = (await this.#request("claimToolCall", { sessionId: this.sessionId, toolRequestId })) as { claimed: boolean };
+    const result = await this.#request("claimToolCall", { sessionId: this.sessionId, toolRequestId });
     return result.claimed;
   }
 
@@ -853,7 +853,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
         turn.reject(error);
       }
     }
-    if (turn !== undefined || BUSY_STATUSES.has(this.#status)) this.#setStatus("error", context);
+    // A busy status (isBusySessionStatus) leaves an answer that cannot arrive now.
+    this.#setStatus(statusAfterLinkLost(this.#status, turn !== undefined), context);
     this.#errorListeners.emit(error, context);
   }
 

@@ -87,7 +87,7 @@ export class Pedelec {
       this.#endAbandoned(late),
     );
     return new PedelecSession<ToolNameOf<TTools>, ToolArgsMap<TTools>>({
-      info: answer.result as SessionInfo,
+      info: answer.result,
       generation: answer.generation,
       bridge: this.#bridge,
       inlineHandlers: prepared.inlineHandlers,
@@ -136,14 +136,14 @@ export class Pedelec {
     const stopCollecting = this.#bridge.onEvent((envelope) => {
       if (envelope.sessionId === sessionId) backlog.push(envelope);
     });
-    let answer: BridgeAnswer;
+    let answer: BridgeAnswer<SessionInfo>;
     try {
       answer = await untilAborted(this.#bridge.request("resumeSession", payload), signal, aborted);
     } finally {
       stopCollecting();
     }
     return new PedelecSession({
-      info: answer.result as SessionInfo,
+      info: answer.result,
       generation: answer.generation,
       bridge: this.#bridge,
       inlineHandlers: tools.inlineHandlers,
@@ -161,7 +161,7 @@ export class Pedelec {
   async getApprovalStatus(): Promise<ApprovalStatus> {
     try {
       const answer = await this.#bridge.request("getApprovalStatus", {});
-      return answer.result as PageRequestResult<"getApprovalStatus">;
+      return answer.result;
     } catch (error) {
       if (error instanceof PedelecError && (error.code === "EXTENSION_UNAVAILABLE" || error.code === "EXTENSION_DISCONNECTED")) {
         return { installed: false, approved: false, origin: pageOrigin(), appConnected: false, appLaunched: false };
@@ -244,7 +244,7 @@ export class Pedelec {
    * ```
    */
   async listProviders(): Promise<ProviderAvailability[]> {
-    return (await this.#bridge.request("listProviders", {})).result as PageRequestResult<"listProviders">;
+    return (await this.#bridge.request("listProviders", {})).result;
   }
 
   /**
@@ -256,7 +256,7 @@ export class Pedelec {
    * ```
    */
   async getSettings(): Promise<PedelecSettings> {
-    return (await this.#bridge.request("getSettings", {})).result as PageRequestResult<"getSettings">;
+    return (await this.#bridge.request("getSettings", {})).result;
   }
 
   /**
@@ -271,12 +271,12 @@ export class Pedelec {
   request<TType extends PageRequestType>(type: TType, payload: PageRequestPayload<TType>): Promise<PageRequestResult<TType>>;
   request<TResult = unknown>(type: string, payload?: unknown): Promise<TResult>;
   async request(type: string, payload: unknown = {}): Promise<unknown> {
-    return (await this.#bridge.request(type, payload)).result;
+    return (await this.#bridge.requestAnyType(type, payload)).result;
   }
 
   /** A session Core created for a createSession() whose caller gave up: nobody will ever hold it, so it ends now. */
-  #endAbandoned(answer: BridgeAnswer): void {
-    const { sessionId } = answer.result as SessionInfo;
+  #endAbandoned(answer: BridgeAnswer<SessionInfo>): void {
+    const { sessionId } = answer.result;
     this.#bridge.request("endSession", { sessionId }).catch(() => {
       // Best effort: with autoEndOnDisconnect the extension ends it anyway when this page goes.
     });

@@ -1,6 +1,6 @@
 import { assetPathProblem, MAX_ASSET_BYTES, MAX_ASSET_TEXT_BYTES, printableAssetPath } from "@pedelec/protocol/assets";
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
-import type { PageRequestResult } from "@pedelec/protocol/page-wire";
+import type { PageRequestPayload, PageRequestResult } from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { errorFromAnswer, isSuccess, parseUploadReceipt, readBlobBody, readExactBody } from "./asset-answers.js";
 import { defaultUploadBody, type UploadBody, type UploadResponse } from "./asset-upload-body.js";
@@ -79,7 +79,7 @@ export class SessionAssets {
       signal.throwIfAborted();
       // The bridge checks the answer against the protocol's schema (SDK_PROTOCOL_ERROR otherwise).
       const answer = await this.#init.bridge.request("listAssets", { sessionId: this.#init.sessionId });
-      return answer.result as PageRequestResult<"listAssets">;
+      return answer.result;
     });
   }
 
@@ -133,14 +133,14 @@ export class SessionAssets {
 
   async #prepare<TType extends "prepareAssetUpload" | "prepareAssetDownload">(
     type: TType,
-    payload: unknown,
+    payload: PageRequestPayload<TType>,
     signal: AbortSignal,
   ): Promise<PageRequestResult<TType>> {
     await this.#init.ready();
     signal.throwIfAborted();
     const answer = await this.#init.bridge.request(type, payload);
     signal.throwIfAborted();
-    return answer.result as PageRequestResult<TType>;
+    return answer.result;
   }
 
   /**

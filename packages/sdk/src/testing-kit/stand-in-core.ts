@@ -2,7 +2,13 @@
 // them for their origin only, and serves the session requests a page's extension forwards.
 import { PROVIDER_CODES, PROVIDER_NAMES, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { pageRequestSchemas } from "@pedelec/protocol/page-wire";
+import {
+  isPageRequestType,
+  type ExtensionRequestType,
+  type pageRequestSchemas,
+  type PageRequestResult,
+  type PageRequestType,
+} from "@pedelec/protocol/page-wire";
 import type { ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
 import { DEFAULT_RESOURCE_LIMITS, sessionLimitReached } from "@pedelec/protocol/resource-limits";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
@@ -28,17 +34,32 @@ export interface StandInCoreConfig {
   followers: (sessionId: string) => number;
 }
 
+/** The requests the stand-in desktop serves: every page request but the extension's own. */
+export type StandInCoreRequestType = Exclude<PageRequestType, ExtensionRequestType>;
+
 /** A request's payload as the extension's check left it. */
-type Payload<TType extends keyof typeof pageRequestSchemas> = z.infer<(typeof pageRequestSchemas)[TType]["payload"]>;
+type Payload<TType extends StandInCoreRequestType> = z.infer<(typeof pageRequestSchemas)[TType]["payload"]>;
 
 /** What a request's answer carries besides its result: work that must follow the answer at once, in order. */
-export interface CoreAnswer {
-  result: unknown;
+export interface CoreAnswer<TResult = unknown> {
+  result: TResult;
   /** Kept events to send the asking page right after the answer (a resume's replay). */
   replay?: SessionEventEnvelope[];
   /** Starts what the request accepted (a turn), once the answer is on its way. */
   after?: () => void;
 }
+
+/**
+ * One answer per request the stand-in desktop serves, keyed by the page request table: a request added to the
+ * protocol does not compile until the stand-in answers it. `claimant` is the asking page's port.
+ */
+export type StandInCoreHandlers = {
+  readonly [TType in StandInCoreRequestType]: (
+    payload: Payload<TType>,
+    origin: string,
+    claimant: string,
+  ) => CoreAnswer<PageRequestResult<TType>>;
+};
 
 export class StandInCore {
   readonly #config: StandInCoreConfig;
@@ -72,76 +93,74 @@ export class StandInCore {
     });
   }
 
-  /** Serves one session request for `origin`; `claimant` is the asking page's port. Throws coded errors. */
+  /**
+   * Serves one session request for `origin`, its payload as the extension's check of the page request table left it;
+   * `claimant` is the asking page's port. Throws coded errors.
+   */
   request(type: string, payload: unknown, origin: string, claimant: string): CoreAnswer {
     if (!this.#up) throw new PedelecError("CORE_RUNTIME_UNAVAILABLE", "Pedelec Core is not running and could not be started");
-    switch (type) {
-      case "createSession":
-        return { result: this.#create(origin, payload as Payload<"createSession">) };
-      case "resumeSession": {
-        const { sessionId, afterSeq } = payload as Payload<"resumeSession">;
-        const session = this.#forOrigin(sessionId, origin);
-        const info = session.info();
-        const replay = afterSeq !== undefined && !session.ended ? session.eventsBetween(afterSeq, info.lastSeq) : [];
-        return { result: info, replay };
-      }
-      case "sendText": {
-        const { sessionId, turnId, text } = payload as Payload<"sendText">;
-        return { result: { turnId }, after: this.#forOrigin(sessionId, origin).startTurn(turnId, text) };
-      }
-      case "prepareSession": {
-        const { sessionId, turnId } = payload as Payload<"prepareSession">;
-        const prepared = this.#forOrigin(sessionId, origin).prepare(turnId);
-        return { result: { turnId: prepared.turnId }, ...(prepared.begin === undefined ? {} : { after: prepared.begin }) };
-      }
-      case "claimToolCall": {
-        const { sessionId, toolRequestId } = payload as Payload<"claimToolCall">;
-        return { result: { claimed: this.#forOrigin(sessionId, origin).claimToolCall(toolRequestId, claimant) } };
-      }
-      case "submitToolResult": {
-        const { sessionId, toolRequestId, outcome } = payload as Payload<"submitToolResult">;
-        this.#forOrigin(sessionId, origin).submitToolResult(toolRequestId, outcome, claimant);
-        return { result: { accepted: true } };
-      }
-      case "cancelTurn": {
-        const { sessionId } = payload as Payload<"cancelTurn">;
-        return { result: { cancelled: this.#forOrigin(sessionId, origin).cancelTurn() } };
-      }
-      case "endSession": {
-        const { sessionId } = payload as Payload<"endSession">;
-        return { result: { ended: this.#forOrigin(sessionId, origin).end("requested") } };
-      }
-      case "listProviders":
-        return { result: this.listProviders() };
-      case "getSettings":
-        return { result: JSON.parse(JSON.stringify(this.#config.settings)) as PublicSettings };
-      case "runWorkspaceScript":
-        this.#openForOrigin(payload, origin);
-        throw new PedelecError(
-          "DENO_UNAVAILABLE",
-          "the test kit runs no scripts; answer runWorkspaceScript with kit.onRequest(\"runWorkspaceScript\", …)",
-        );
-      case "cancelWorkspaceRun":
-        this.#forOrigin((payload as { sessionId: string }).sessionId, origin);
-        return { result: { cancelled: false } };
-      case "listAssets":
-        this.#openForOrigin(payload, origin);
-        return { result: [] };
-      case "prepareAssetUpload":
-        this.#openForOrigin(payload, origin);
-        throw new PedelecError(
-          "ASSET_UPLOAD_SERVER_UNAVAILABLE",
-          "the test kit has no asset server; answer prepareAssetUpload with kit.onRequest(\"prepareAssetUpload\", …)",
-        );
-      case "prepareAssetDownload": {
-        this.#openForOrigin(payload, origin);
-        const { path } = payload as Payload<"prepareAssetDownload">;
-        throw new PedelecError("ASSET_NOT_FOUND", `no asset at ${path} (the test kit keeps no files; see kit.onRequest)`);
-      }
-      default:
-        throw new PedelecError("SDK_PROTOCOL_ERROR", `unknown request type "${type}"`);
+    if (!isPageRequestType(type) || !Object.hasOwn(this.#handlers, type)) {
+      throw new PedelecError("SDK_PROTOCOL_ERROR", `unknown request type "${type}"`);
     }
+    return this.#serve(type as StandInCoreRequestType, payload as Payload<StandInCoreRequestType>, origin, claimant);
   }
+
+  #serve<TType extends StandInCoreRequestType>(type: TType, payload: Payload<TType>, origin: string, claimant: string): CoreAnswer {
+    const handler: StandInCoreHandlers[TType] = this.#handlers[type];
+    return handler(payload, origin, claimant);
+  }
+
+  readonly #handlers: StandInCoreHandlers = {
+    createSession: (payload, origin) => ({ result: this.#create(origin, payload) }),
+    resumeSession: ({ sessionId, afterSeq }, origin) => {
+      const session = this.#forOrigin(sessionId, origin);
+      const info = session.info();
+      const replay = afterSeq !== undefined && !session.ended ? session.eventsBetween(afterSeq, info.lastSeq) : [];
+      return { result: info, replay };
+    },
+    sendText: ({ sessionId, turnId, text }, origin) => ({ result: { turnId }, after: this.#forOrigin(sessionId, origin).startTurn(turnId, text) }),
+    prepareSession: ({ sessionId, turnId }, origin) => {
+      const prepared = this.#forOrigin(sessionId, origin).prepare(turnId);
+      return { result: { turnId: prepared.turnId }, ...(prepared.begin === undefined ? {} : { after: prepared.begin }) };
+    },
+    claimToolCall: ({ sessionId, toolRequestId }, origin, claimant) => ({
+      result: { claimed: this.#forOrigin(sessionId, origin).claimToolCall(toolRequestId, claimant) },
+    }),
+    submitToolResult: ({ sessionId, toolRequestId, outcome }, origin, claimant) => {
+      this.#forOrigin(sessionId, origin).submitToolResult(toolRequestId, outcome, claimant);
+      return { result: { accepted: true } };
+    },
+    cancelTurn: ({ sessionId }, origin) => ({ result: { cancelled: this.#forOrigin(sessionId, origin).cancelTurn() } }),
+    endSession: ({ sessionId }, origin) => ({ result: { ended: this.#forOrigin(sessionId, origin).end("requested") } }),
+    listProviders: () => ({ result: this.listProviders() }),
+    getSettings: () => ({ result: JSON.parse(JSON.stringify(this.#config.settings)) as PublicSettings }),
+    runWorkspaceScript: ({ sessionId }, origin) => {
+      this.#openForOrigin(sessionId, origin);
+      throw new PedelecError(
+        "DENO_UNAVAILABLE",
+        "the test kit runs no scripts; answer runWorkspaceScript with kit.onRequest(\"runWorkspaceScript\", …)",
+      );
+    },
+    cancelWorkspaceRun: ({ sessionId }, origin) => {
+      this.#forOrigin(sessionId, origin);
+      return { result: { cancelled: false } };
+    },
+    listAssets: ({ sessionId }, origin) => {
+      this.#openForOrigin(sessionId, origin);
+      return { result: [] };
+    },
+    prepareAssetUpload: ({ sessionId }, origin) => {
+      this.#openForOrigin(sessionId, origin);
+      throw new PedelecError(
+        "ASSET_UPLOAD_SERVER_UNAVAILABLE",
+        "the test kit has no asset server; answer prepareAssetUpload with kit.onRequest(\"prepareAssetUpload\", …)",
+      );
+    },
+    prepareAssetDownload: ({ sessionId, path }, origin) => {
+      this.#openForOrigin(sessionId, origin);
+      throw new PedelecError("ASSET_NOT_FOUND", `no asset at ${path} (the test kit keeps no files; see kit.onRequest)`);
+    },
+  };
 
   /** A page went away: its claimed, unanswered tool calls are requested again in every session. */
   releaseToolClaims(claimant: string): void {
@@ -238,8 +257,8 @@ export class StandInCore {
   }
 
   /** As #forOrigin, and refusing an ended session. */
-  #openForOrigin(payload: unknown, origin: string): StandInSession {
-    const session = this.#forOrigin((payload as { sessionId: string }).sessionId, origin);
+  #openForOrigin(sessionId: string, origin: string): StandInSession {
+    const session = this.#forOrigin(sessionId, origin);
     if (session.ended) throw new PedelecError("SESSION_ENDED", `session ${session.id} has ended`);
     return session;
   }

@@ -6,7 +6,7 @@
 import { isAllowedPageOrigin } from "@pedelec/protocol/origin";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import {
-  SDK_PORT_NAME,
+  sdkPortProtocolVersion,
   extensionToPageMessageSchema,
   isPageRequestType,
   pageRequestSchema,
@@ -16,6 +16,8 @@ import {
   type PageResponse,
 } from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { protocolVersionMismatch } from "@pedelec/protocol/protocol-mismatch";
+import { PROTOCOL_VERSION } from "@pedelec/protocol/protocol-version";
 import { sessionInfoSchema } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { waitWithDeadline, type KitTimers } from "./kit-timers.js";
@@ -196,12 +198,25 @@ export class StandInExtension {
       port.closeFromExtension(ABSENT_EXTENSION_ERROR);
       return;
     }
-    if (name !== SDK_PORT_NAME) {
+    const sdkVersion = name === undefined ? undefined : sdkPortProtocolVersion(name);
+    if (sdkVersion === undefined) {
       port.closeFromExtension();
       return;
     }
     this.#portCount += 1;
     const route = new PageRoute(page, origin, `${page}/port-${this.#portCount}`, port);
+    // As the extension does: a page whose SDK cannot talk to it gets the mismatch for every request, and nothing more.
+    const mismatch = protocolVersionMismatch({ part: "extension", version: PROTOCOL_VERSION }, { part: "sdk", version: sdkVersion });
+    if (mismatch !== undefined) {
+      port.attach({
+        receive: (message) => {
+          const id = requestIdSchema.safeParse((message as { id?: unknown } | null)?.id);
+          if (id.success) this.#send(route, failure(id.data, mismatch));
+        },
+        closedByPage: () => undefined,
+      });
+      return;
+    }
     this.#pageOfClaimant.set(route.claimant, page);
     this.#routes.add(route);
     port.attach({
