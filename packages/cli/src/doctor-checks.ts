@@ -35,20 +35,36 @@ export interface DoctorCheck {
 const pass = (name: string, detail: string): DoctorCheck => ({ name, ok: true, detail, fix: null });
 const fail = (name: string, detail: string, fix: string): DoctorCheck => ({ name, ok: false, detail, fix });
 
+/**
+ * The Node.js lines Pedelec supports, each as its first release that works: Node 20 from 20.19 (Vite 8), Node 22 from
+ * 22.13 (jsdom 29, and `node:sqlite` without a flag). CI runs the tests on each line (scripts/test-node-lines.mjs).
+ */
+export const SUPPORTED_NODE_LINES = ["20.19.0", "22.13.0", "24.0.0", "26.0.0"] as const;
+
 /** `engines.node` of the repository's package.json (a test keeps the two equal). */
-export const MINIMUM_NODE_VERSION = "20.11.0";
+export const NODE_ENGINES_RANGE = SUPPORTED_NODE_LINES.map((first) => `^${first}`).join(" || ");
+
+function versionParts(version: string): number[] {
+  return version.replace(/^v/, "").split(".").map(Number);
+}
 
 export function nodeVersionCheck(version: string): DoctorCheck {
   const name = "Node.js";
-  const have = version.replace(/^v/, "").split(".").map(Number);
-  const need = MINIMUM_NODE_VERSION.split(".").map(Number);
-  for (let index = 0; index < need.length; index += 1) {
+  const have = versionParts(version);
+  const line = SUPPORTED_NODE_LINES.find((first) => versionParts(first)[0] === have[0]);
+  const majors = SUPPORTED_NODE_LINES.map((first) => versionParts(first)[0]).join(", ");
+  const then = "(https://nodejs.org), then run `npm ci` again";
+  if (line === undefined) {
+    return fail(name, `${version} is not a Node.js line Pedelec supports (${majors})`, `install Node.js 24 or another of ${NODE_ENGINES_RANGE} ${then}`);
+  }
+  const need = versionParts(line);
+  for (let index = 1; index < need.length; index += 1) {
     if ((have[index] ?? 0) > need[index]!) break;
     if ((have[index] ?? 0) < need[index]!) {
-      return fail(name, `${version} is older than ${MINIMUM_NODE_VERSION}`, `install Node.js ${MINIMUM_NODE_VERSION} or newer (https://nodejs.org), then run \`npm ci\` again`);
+      return fail(name, `${version} is older than ${line}`, `install Node.js ${line} or a later ${need[0]}.x, or Node.js 24 ${then}`);
     }
   }
-  return pass(name, `${version} (needs >= ${MINIMUM_NODE_VERSION})`);
+  return pass(name, `${version} (supported: ${NODE_ENGINES_RANGE})`);
 }
 
 export function browsersCheck(found: readonly BrowserLayout[], platform: MachineView["platform"]): DoctorCheck {

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startCore, type RunningCore } from "@pedelec/core/core-daemon";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { NATIVE_HOST_NAME } from "@pedelec/protocol/native-wire";
-import { extensionIdCheck, MINIMUM_NODE_VERSION, nodeVersionCheck, type DoctorCheck } from "./doctor-checks.js";
+import { extensionIdCheck, NODE_ENGINES_RANGE, nodeVersionCheck, type DoctorCheck } from "./doctor-checks.js";
 import { runPedelecCommand } from "./pedelec-command.js";
 
 const standInDir = fileURLToPath(new URL("../../../test/stand-ins/claude", import.meta.url));
@@ -265,13 +265,18 @@ describe("pedelec doctor", () => {
 });
 
 describe("doctor's single checks", () => {
-  it("keeps the Node.js minimum equal to the repository's engines field", async () => {
+  it("keeps the Node.js lines equal to the repository's engines field", async () => {
     const engines = (JSON.parse(await readFile(repositoryPackage, "utf8")) as { engines: { node: string } }).engines.node;
-    expect(engines).toBe(`>=${MINIMUM_NODE_VERSION.replace(/\.0$/, "")}`);
-    expect(nodeVersionCheck("v20.11.0").ok).toBe(true);
-    expect(nodeVersionCheck("v22.1.0").ok).toBe(true);
-    expect(nodeVersionCheck("v20.10.9")).toMatchObject({ ok: false, fix: expect.stringContaining("20.11.0") });
+    expect(engines).toBe(NODE_ENGINES_RANGE);
+    expect(NODE_ENGINES_RANGE).toBe("^20.19.0 || ^22.13.0 || ^24.0.0 || ^26.0.0");
+    for (const version of ["v20.19.0", "v20.20.2", "v22.13.0", "v22.23.5", "v24.0.0", "v24.22.3", "v26.12.1"]) {
+      expect(nodeVersionCheck(version).ok).toBe(true);
+    }
+    expect(nodeVersionCheck("v20.18.3")).toMatchObject({ ok: false, fix: expect.stringContaining("20.19.0") });
+    expect(nodeVersionCheck("v22.12.0")).toMatchObject({ ok: false, fix: expect.stringContaining("22.13.0") });
+    expect(nodeVersionCheck("v23.11.0")).toMatchObject({ ok: false, detail: expect.stringContaining("not a Node.js line Pedelec supports") });
     expect(nodeVersionCheck("v18.20.0").ok).toBe(false);
+    expect(nodeVersionCheck("v28.0.0").ok).toBe(false);
   });
 
   it("derives the extension id from the built manifest's key and names the fix when it differs", async () => {

@@ -57,7 +57,8 @@ await bundleControlPanel();
 await bundleNodeEntry({
   packageDir,
   entry: "dist/core-entry.js",
-  // A native addon, found by its loader next to its own files.
+  // A native addon, found by its loader next to its own files. The session store requires it on first use, and only on
+  // a Node without node:sqlite, so esbuild never sees it; listed here, the build checks that the bundle resolves it.
   external: ["better-sqlite3"],
   // Core checks its first frames with zod/mini and the rest with classic Zod: one copy in each part of the bundle.
   copiedPackages: ["zod"],

@@ -4,6 +4,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { CreateSessionInput, ProviderStatus, PublicSettings, SessionInfo } from "@pedelec/protocol/requests";
 import type { SessionEndReason, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { sessionLimitReached } from "@pedelec/protocol/resource-limits";
+import { isBusySessionStatus } from "@pedelec/protocol/session-transitions";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import type { CorePaths } from "./core-paths.js";
 import { DEFAULT_ENDED_SESSION_LIMITS, EndedSession, EndedSessions, type EndedSessionLimits } from "./ended-session.js";
@@ -338,7 +339,7 @@ export class SessionManager {
     const expiredBefore = this.#now() - settings.sessionRetentionDays * DAY_MS;
     const ending: Promise<boolean>[] = [];
     for (const session of this.#sessions.values()) {
-      if (session.ended || session.status === "running" || session.status === "waiting_tool_result") continue;
+      if (session.ended || isBusySessionStatus(session.status)) continue;
       if ((this.#lastActivity.get(session.id) ?? this.#now()) < expiredBefore) ending.push(session.end("expired"));
     }
     const expired = (await Promise.all(ending)).filter(Boolean).length;
@@ -575,6 +576,7 @@ export class SessionManager {
    * workspaces, to be resumed by the next Core.
    */
   async shutdown(): Promise<void> {
+    this.#loginShellPath.stop();
     await Promise.all([...this.#sessions.values()].map((session) => session.suspend()));
     await this.workspacesRemoved();
     if (!(this.#store instanceof PedelecError)) this.#store.close();

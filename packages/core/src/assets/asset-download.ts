@@ -3,6 +3,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { open, type FileHandle } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { TRANSFER_CHUNK_BYTES } from "./asset-http.js";
 import { assetsRoot, findAsset } from "./asset-location.js";
 import { mimeTypeOf } from "./asset-mime.js";
 import type { TicketRecord } from "./transfer-tickets.js";
@@ -53,7 +54,7 @@ export async function sendDownload(record: TicketRecord, response: ServerRespons
       return;
     }
     // The stream owns the handle from here and closes it however the transfer ends.
-    const source = handle.createReadStream({ start: 0, end: stats.size - 1, highWaterMark: 1024 * 1024 });
+    const source = handle.createReadStream({ start: 0, end: stats.size - 1, highWaterMark: TRANSFER_CHUNK_BYTES });
     owned = false;
     try {
       await pipeline(source, response, { signal, end: false });

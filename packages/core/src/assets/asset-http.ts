@@ -2,6 +2,12 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import type { ErrorCode } from "@pedelec/protocol/error-codes";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 
+/**
+ * The buffer size of an asset's file stream, each way. Larger buffers are no faster over loopback, and Node 24 and later
+ * free dropped 1 MiB buffers late enough that a 100 MiB transfer's memory grew about twice as much as with these.
+ */
+export const TRANSFER_CHUNK_BYTES = 256 * 1024;
+
 /** A refusal whose HTTP status is not the usual one for its code (a body too long is 413, too short 400). */
 export class HttpRefusal extends PedelecError {
   constructor(

@@ -8,7 +8,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { MAX_ASSET_BYTES, type AssetUploadReceipt } from "@pedelec/protocol/assets";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { HttpRefusal } from "./asset-http.js";
+import { HttpRefusal, TRANSFER_CHUNK_BYTES } from "./asset-http.js";
 import { RESERVED_NAME_PREFIX, assetsRoot, uploadTarget } from "./asset-location.js";
 import type { TicketRecord } from "./transfer-tickets.js";
 
@@ -84,7 +84,7 @@ export async function receiveUpload(record: TicketRecord, request: IncomingMessa
   // Checked again before the body is read: the target may have become a folder or a symlink since the ticket was made.
   await uploadTarget(root, record.assetPath, false);
   const temporary = join(root, `${RESERVED_NAME_PREFIX}upload-${randomBytes(12).toString("hex")}`);
-  const file = createWriteStream(temporary, { flags: "wx", mode: 0o600, flush: true, highWaterMark: 1024 * 1024 });
+  const file = createWriteStream(temporary, { flags: "wx", mode: 0o600, flush: true, highWaterMark: TRANSFER_CHUNK_BYTES });
   try {
     const received = await writeBody(request, file, Math.min(declared, MAX_ASSET_BYTES), signal);
     if (received !== declared) {

@@ -47,4 +47,18 @@ describe("LoginShellPath", () => {
     await expect.poll(() => isProcessRunning(backgroundPid), { timeout: 5_000, interval: 20 }).toBe(false);
   });
 
+  it("stops a shell still reading when Core stops, answers its wait with nothing, and starts no other", async () => {
+    const background = path.join(root, "background.pid");
+    const slow = await shell(`sleep 30 & echo $! > "${background}"; sleep 30`);
+    const shellPath = new LoginShellPath({ SHELL: slow }, 20_000);
+    const reading = shellPath.directories();
+    await expect.poll(() => readFile(background, "utf8").then((text) => /^\d+\n$/.test(text), () => false), { timeout: 5_000, interval: 20 }).toBe(true);
+    const started = Date.now();
+    shellPath.stop();
+    expect(await reading).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    const backgroundPid = Number(await readFile(background, "utf8"));
+    await expect.poll(() => isProcessRunning(backgroundPid), { timeout: 5_000, interval: 20 }).toBe(false);
+    expect(await shellPath.directories()).toEqual([]);
+  });
 });

@@ -27,6 +27,7 @@ interface ShellAnswer {
  */
 export class LoginShellPath {
   #cached: ShellAnswer | undefined;
+  readonly #stopped = new AbortController();
 
   constructor(
     private readonly env: Record<string, string | undefined>,
@@ -34,9 +35,18 @@ export class LoginShellPath {
   ) {}
 
   directories(): Promise<string[]> {
+    if (this.#stopped.signal.aborted) return Promise.resolve(this.#cached?.settled ?? []);
     if (this.#cached && Date.now() - this.#cached.at < CACHE_MS) return this.#cached.directories;
-    this.#cached = startReading(this.env, this.timeoutMs);
+    this.#cached = startReading(this.env, this.timeoutMs, this.#stopped.signal);
     return this.#cached.directories;
+  }
+
+  /**
+   * Core is stopping: a shell still reading is stopped with what its profile started (its wait answers with nothing),
+   * so it neither outlives Core nor holds Core's exit for its 3 s, and no new one starts.
+   */
+  stop(): void {
+    this.#stopped.abort();
   }
 
   /** The directories, if the shell has answered within the cache's lifetime; undefined while it has not (yet). */
@@ -45,13 +55,13 @@ export class LoginShellPath {
   }
 }
 
-function startReading(env: Record<string, string | undefined>, timeoutMs: number): ShellAnswer {
-  const answer: ShellAnswer = { at: Date.now(), directories: readLoginShellPath(env, timeoutMs) };
+function startReading(env: Record<string, string | undefined>, timeoutMs: number, signal: AbortSignal): ShellAnswer {
+  const answer: ShellAnswer = { at: Date.now(), directories: readLoginShellPath(env, timeoutMs, signal) };
   void answer.directories.then((directories) => (answer.settled = directories));
   return answer;
 }
 
-function readLoginShellPath(env: Record<string, string | undefined>, timeoutMs: number): Promise<string[]> {
+function readLoginShellPath(env: Record<string, string | undefined>, timeoutMs: number, signal: AbortSignal): Promise<string[]> {
   const shell = env.SHELL;
   if (!shell || !isAbsolute(shell)) return Promise.resolve([]);
   const script = `printf '${START}%s${END}' "$PATH"`;
@@ -71,12 +81,16 @@ function readLoginShellPath(env: Record<string, string | undefined>, timeoutMs: 
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal.removeEventListener("abort", giveUp);
       resolve(directories);
     };
-    const timer = setTimeout(() => {
+    const giveUp = (): void => {
+      if (settled) return;
       finish([]);
       stopGroup(child);
-    }, timeoutMs);
+    };
+    const timer = setTimeout(giveUp, timeoutMs);
+    signal.addEventListener("abort", giveUp, { once: true });
     child.stdout?.on("data", (chunk: Buffer) => {
       if (bytes >= MAX_OUTPUT_BYTES) return;
       pieces.push(chunk);

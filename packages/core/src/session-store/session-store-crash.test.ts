@@ -3,9 +3,9 @@ import { access, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SessionStore } from "./session-store.js";
+import { openSqliteDatabase } from "./sqlite-database.js";
 
 // The writer drives the built store, as Core runs it.
 const writerScript = fileURLToPath(new URL("./testing/event-writer.mjs", import.meta.url));
@@ -65,7 +65,7 @@ function killMidBurst(linesBeforeKill: number): Promise<number> {
 }
 
 function integrityCheck(): string[] {
-  const database = new Database(file);
+  const database = openSqliteDatabase(file);
   try {
     return database.prepare<[], string>("PRAGMA integrity_check").pluck().all();
   } finally {

@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_BUSY_TIMEOUT_MS, SessionStore } from "./session-store.js";
+import { openSqliteDatabase, type SqliteDatabase } from "./sqlite-database.js";
 import { chatDelta, storedSession } from "./testing/stored-session.js";
 
 /** SQLite's default page size, which the store keeps. */
@@ -99,14 +99,14 @@ describe("SessionStore.open where it cannot write", () => {
 });
 
 describe("SessionStore and a lock held by another process", () => {
-  let other: Database.Database | undefined;
+  let other: SqliteDatabase | undefined;
   afterEach(() => {
     other?.close();
     other = undefined;
   });
 
   function holdExclusiveLock(): void {
-    other = new Database(file);
+    other = openSqliteDatabase(file);
     other.exec("BEGIN EXCLUSIVE");
   }
 
@@ -129,7 +129,7 @@ describe("SessionStore and a lock held by another process", () => {
 
   it("fails to open a file that is not yet in WAL mode while another connection holds it", () => {
     // A fresh file is in rollback-journal mode, where an exclusive lock keeps even readers out.
-    new Database(file).close();
+    openSqliteDatabase(file).close();
     holdExclusiveLock();
     expect(openFailure({ busyTimeoutMs: 100 })).toMatchObject({ code: "SESSION_STORE_FAILED", message: expect.stringContaining("locked by another process") });
   });

@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SESSION_STORE_APPLICATION_ID, SESSION_STORE_MIGRATIONS, SESSION_STORE_SCHEMA_VERSION } from "./session-store-migrations.js";
 import { SessionStore } from "./session-store.js";
+import { openSqliteDatabase, type SqliteDatabase } from "./sqlite-database.js";
 import { chatDelta } from "./testing/stored-session.js";
 
 let folder: string;
@@ -19,8 +19,8 @@ afterEach(async () => {
 });
 
 /** Runs SQL on the file through a connection of its own, outside the store. */
-function withRawFile<Result>(work: (database: Database.Database) => Result): Result {
-  const database = new Database(file);
+function withRawFile<Result>(work: (database: SqliteDatabase) => Result): Result {
+  const database = openSqliteDatabase(file);
   try {
     return work(database);
   } finally {
@@ -176,17 +176,17 @@ describe("session store migrations", () => {
 // Keeps the fixture honest: the hand-written version 1 layout is what step 1 creates.
 describe("the version 1 fixture", () => {
   it("matches what step 1 creates", () => {
-    const fromSteps = new Database(":memory:");
+    const fromSteps = openSqliteDatabase(":memory:");
     const stepOne = SESSION_STORE_MIGRATIONS[0];
     if (stepOne === undefined) throw new Error("no step 1");
     stepOne.apply(fromSteps);
     writeVersionOneFile();
-    const schemaOf = (database: Database.Database): string[] =>
+    const schemaOf = (database: SqliteDatabase): string[] =>
       database
         .prepare<[], string>("SELECT name || ':' || replace(replace(sql, char(10), ''), ' ', '') FROM sqlite_schema ORDER BY name")
         .pluck()
         .all();
-    const fixture = new Database(file);
+    const fixture = openSqliteDatabase(file);
     try {
       expect(schemaOf(fixture)).toEqual(schemaOf(fromSteps));
     } finally {

@@ -1,4 +1,4 @@
-import type { Database } from "better-sqlite3";
+import type { SqliteDatabase } from "./sqlite-database.js";
 
 /**
  * The session store's schema, one step per version. A file records the version it is at in `PRAGMA user_version`;
@@ -10,7 +10,7 @@ export interface SessionStoreMigration {
   readonly version: number;
   /** What the step adds, for error messages. */
   readonly summary: string;
-  readonly apply: (database: Database) => void;
+  readonly apply: (database: SqliteDatabase) => void;
 }
 
 /** Marks the file as Pedelec's session store (`PRAGMA application_id`, the bytes "PdlS"). */

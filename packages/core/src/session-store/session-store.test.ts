@@ -1,9 +1,9 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionStore, type StoredSession } from "./session-store.js";
+import { openSqliteDatabase } from "./sqlite-database.js";
 import { chatDelta, storedSession } from "./testing/stored-session.js";
 
 let folder: string;
@@ -35,7 +35,7 @@ function range(first: number, last: number): number[] {
 
 /** Event rows physically in the file, kept window or not. */
 function eventRows(sessionId: string): number {
-  const database = new Database(file, { readonly: true });
+  const database = openSqliteDatabase(file, { readonly: true });
   try {
     return database.prepare<[string], number>("SELECT count(*) FROM session_events WHERE session_id = ?").pluck().get(sessionId) ?? -1;
   } finally {

@@ -1,12 +1,12 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
 import type { AccessMode, EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
 import type { ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 import { SESSION_STORE_APPLICATION_ID, SESSION_STORE_MIGRATIONS, SESSION_STORE_SCHEMA_VERSION } from "./session-store-migrations.js";
+import { openSqliteDatabase, type SqliteDatabase, type SqliteStatement, type SqliteTransaction } from "./sqlite-database.js";
 
 /** Everything Core needs to bring a session back after a restart, and what it reports about an ended one. */
 export interface StoredSession {
@@ -184,7 +184,8 @@ function usageOf(row: SessionRow): TokenUsage {
 
 /**
  * Core's durable record of its sessions: one row per session and a bounded log of each open session's newest events,
- * in one SQLite file. Every method is synchronous and each write is one transaction, so a crash at any point leaves
+ * in one SQLite file, reached through `openSqliteDatabase` (Node's `node:sqlite` where it has one, better-sqlite3
+ * otherwise). Every method is synchronous and each write is one transaction, so a crash at any point leaves
  * the file as it was after some complete write. Every failure is a `SESSION_STORE_FAILED` PedelecError naming the file.
  *
  * @example
@@ -196,20 +197,20 @@ function usageOf(row: SessionRow): TokenUsage {
  * ```
  */
 export class SessionStore {
-  readonly #database: Database.Database;
+  readonly #database: SqliteDatabase;
   readonly #eventLimit: number;
-  readonly #writes = new Map<string, Database.Statement<[ColumnValues], unknown>>();
+  readonly #writes = new Map<string, SqliteStatement<[ColumnValues], unknown>>();
   readonly #statements: ReturnType<typeof prepareStatements>;
   // Writes run as BEGIN IMMEDIATE: a deferred transaction that reads first and then finds the write lock taken fails at
   // once, without waiting out the busy timeout.
-  readonly #insertSession: Database.Transaction<(session: StoredSession) => void>;
-  readonly #updateSession: Database.Transaction<(sessionId: string, patch: StoredSessionPatch) => void>;
-  readonly #appendEvent: Database.Transaction<(envelope: SessionEventEnvelope, patch: StoredSessionPatch) => void>;
-  readonly #markEnded: Database.Transaction<(sessionId: string, reason: string, endedAt: string) => void>;
-  readonly #pruneEnded: Database.Transaction<(keep: number, endedBefore: string) => string[]>;
+  readonly #insertSession: SqliteTransaction<(session: StoredSession) => void>;
+  readonly #updateSession: SqliteTransaction<(sessionId: string, patch: StoredSessionPatch) => void>;
+  readonly #appendEvent: SqliteTransaction<(envelope: SessionEventEnvelope, patch: StoredSessionPatch) => void>;
+  readonly #markEnded: SqliteTransaction<(sessionId: string, reason: string, endedAt: string) => void>;
+  readonly #pruneEnded: SqliteTransaction<(keep: number, endedBefore: string) => string[]>;
 
   private constructor(
-    database: Database.Database,
+    database: SqliteDatabase,
     /** The SQLite file, as given to `open`. */
     readonly file: string,
     eventLimit: number,
@@ -282,10 +283,10 @@ export class SessionStore {
       throw new RangeError(`busyTimeoutMs must be a non-negative integer, not ${busyTimeoutMs}`);
     }
 
-    let database: Database.Database | undefined;
+    let database: SqliteDatabase | undefined;
     try {
       createPrivateFile(file);
-      database = new Database(file, { fileMustExist: false, timeout: busyTimeoutMs });
+      database = openSqliteDatabase(file, { busyTimeoutMs });
       // Everything up to the migration only reads, so a file that is refused is left byte for byte as it was.
       checkReadable(database, file);
       const journalMode: unknown = database.pragma("journal_mode = WAL", { simple: true });
@@ -391,7 +392,7 @@ export class SessionStore {
   }
 
   /** Inserts and updates name the columns they write, so their statements are prepared once per set of columns. */
-  #prepared(sql: string): Database.Statement<[ColumnValues], unknown> {
+  #prepared(sql: string): SqliteStatement<[ColumnValues], unknown> {
     let statement = this.#writes.get(sql);
     if (statement === undefined) {
       statement = this.#database.prepare<[ColumnValues]>(sql);
@@ -414,7 +415,7 @@ export class SessionStore {
   }
 }
 
-function prepareStatements(database: Database.Database) {
+function prepareStatements(database: SqliteDatabase) {
   // Only the newest `limit` seqs of a session are visible; older rows wait for the next amortized delete.
   const sessionRows = "SELECT * FROM sessions JOIN session_setups USING (session_id)";
   const keptWindow = "seq > (SELECT last_seq FROM sessions WHERE sessions.session_id = session_events.session_id) - @limit";
@@ -465,7 +466,7 @@ function createPrivateFile(file: string): void {
 }
 
 /** Refuses, without writing, a file that is not a session store this Pedelec can use. */
-function checkReadable(database: Database.Database, file: string): void {
+function checkReadable(database: SqliteDatabase, file: string): void {
   // The first read of the header: SQLite answers SQLITE_NOTADB for a file that is not a database at all.
   const applicationId = database.pragma("application_id", { simple: true }) as number;
   const version = database.pragma("user_version", { simple: true }) as number;
@@ -492,7 +493,7 @@ function checkReadable(database: Database.Database, file: string): void {
 }
 
 /** Runs every step the file lacks in one transaction, which also proves no other process holds the write lock. */
-function migrate(database: Database.Database, file: string): void {
+function migrate(database: SqliteDatabase, file: string): void {
   database
     .transaction(() => {
       const version = database.pragma("user_version", { simple: true }) as number;
