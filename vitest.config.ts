@@ -15,6 +15,8 @@ export default defineConfig({
   },
   test: {
     reporters: ["default", "./scripts/plain-summary-reporter.ts"],
+    // Core's log lines are kept per test and printed only for a test that fails.
+    setupFiles: ["./test/setup/logs-on-failure.ts"],
     projects: [
       {
         extends: true,

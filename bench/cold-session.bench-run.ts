@@ -121,8 +121,11 @@ async function coldStart(): Promise<ColdStart> {
   }
 }
 
+/** A moment of a cold start: the fields that hold one time. */
+type Moment = Exclude<keyof ColdStart, "warmCreates" | "warmBaselines">;
+
 /** Median of `to - from` over the runs that logged both. */
-function medianSpan(runs: readonly ColdStart[], from: keyof ColdStart, to: keyof ColdStart): string {
+function medianSpan(runs: readonly ColdStart[], from: Moment, to: Moment): string {
   const spans = runs.flatMap((run) => (run[from] !== undefined && run[to] !== undefined ? [run[to]! - run[from]!] : []));
   return spans.length === 0 ? "not logged" : ms(latencySummary(spans).median);
 }

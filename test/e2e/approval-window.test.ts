@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
-// @ts-expect-error -- plain ESM helper without type declarations
 import { startStaticServer } from "../../examples/todo-board/serve.mjs";
 import {
   answerApproval,

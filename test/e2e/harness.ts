@@ -9,7 +9,6 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { isZombie } from "@pedelec/core/process-stat";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import { attempt, installRecorder } from "./page-scripts.js";
-// @ts-expect-error -- plain ESM helper without type declarations
 import { startStaticServer } from "../../examples/todo-board/serve.mjs";
 
 const run = promisify(execFile);

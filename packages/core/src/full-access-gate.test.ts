@@ -165,9 +165,9 @@ describe("the attestation key", () => {
   });
 
   it("reports a missing or damaged key as FULL_ACCESS_ATTESTATION_INVALID", async () => {
-    dir = await mkdtemp(join(tmpdir(), "pedelec-keys-"));
-    expect(() => readAttestationKey(dir)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID" }));
-    await writeFile(join(dir, ATTESTATION_KEY_FILE), "not hex");
-    expect(() => readAttestationKey(dir)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("damaged") }));
+    const keysDir = (dir = await mkdtemp(join(tmpdir(), "pedelec-keys-")));
+    expect(() => readAttestationKey(keysDir)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID" }));
+    await writeFile(join(keysDir, ATTESTATION_KEY_FILE), "not hex");
+    expect(() => readAttestationKey(keysDir)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("damaged") }));
   });
 });

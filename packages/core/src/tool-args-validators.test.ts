@@ -4,8 +4,10 @@ import { ToolArgsValidators } from "./tool-args-validators.js";
 import { ToolRegistry } from "./tool-registry.js";
 
 type Schema = ToolManifestEntry["argsSchema"];
+/** Also what the manifest's type (and its check at the wire) refuses: the validators must hold against that too. */
+type AnySchema = Schema | Record<string, unknown>;
 
-const tool = (name: string, argsSchema: Schema): ToolManifestEntry => ({ name, description: name, argsSchema });
+const tool = (name: string, argsSchema: AnySchema): ToolManifestEntry => ({ name, description: name, argsSchema: argsSchema as Schema });
 
 const titleSchema = (): Schema => ({
   type: "object",
@@ -32,7 +34,7 @@ const accepts = (registry: ToolRegistry, name: string, argsJson: string): boolea
 
 describe("what counts as present", () => {
   it("counts only own properties: a required name every object inherits is still missing from {}", () => {
-    const schema: Schema = { type: "object", properties: { constructor: { type: "string" }, toString: { type: "string" } }, required: ["constructor"] };
+    const schema: AnySchema = { type: "object", properties: { constructor: { type: "string" }, toString: { type: "string" } }, required: ["constructor"] };
     const registry = new ToolRegistry([tool("inherited", schema)], new ToolArgsValidators());
     expect(accepts(registry, "inherited", "{}")).toBe(false);
     expect(accepts(registry, "inherited", '{"constructor":"x"}')).toBe(true);
@@ -128,7 +130,7 @@ describe("validators shared between sessions", () => {
 
   it("keeps validators working after their Ajv instance is replaced, and bounds the cache", () => {
     const validators = new ToolArgsValidators({ maxCached: 3, compilationsPerInstance: 2 });
-    const recursive: Schema = { type: "object", properties: { child: { $ref: "#" } }, additionalProperties: false };
+    const recursive: AnySchema = { type: "object", properties: { child: { $ref: "#" } }, additionalProperties: false };
     const registries = [
       new ToolRegistry([tool("tree", recursive)], validators),
       ...Array.from({ length: 6 }, (_, index) =>

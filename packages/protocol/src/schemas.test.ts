@@ -47,7 +47,7 @@ describe("tool schemas", () => {
     [{ type: "object", required: ["missing"] }, "required name not declared"],
     [{ type: "object", properties: { a: { type: "string", pattern: "(" } } }, "invalid regex"],
     [{ type: "object", properties: { a: { type: "null" } } }, "unsupported type"],
-  ])("rejects %j (%s)", (schema) => {
+  ])("rejects %j (%s)", (schema, _reason) => {
     expect(toolArgsSchemaSchema.safeParse(schema).success).toBe(false);
   });
 
