@@ -124,6 +124,19 @@ describe("the session machine", () => {
     expect(stepSession(state, { type: "session-ending" }).outcome).toBe(false);
   });
 
+  it("ends a turn its shell gave up on with the session, leaving no call waiting", () => {
+    const { names, state } = run([
+      ...startTurn(),
+      { type: "tool-call-requested", call: call("r1") },
+      { type: "session-ending" },
+      { type: "session-ended", reason: "requested" },
+    ]);
+    expect(names.slice(-2)).toEqual(["status:ended", "session-ended"]);
+    expect(state.activeTurn).toBeNull();
+    expect(state.toolCalls.waiting).toEqual([]);
+    expect(stepSession(state, { type: "tool-call-answered", toolRequestId: "r1" }).refusal?.code).toBe("SESSION_ENDED");
+  });
+
   it("waits for a tool call and runs again once the page answers", () => {
     const { names, state } = run([
       ...startTurn(),

@@ -13,7 +13,7 @@ import {
   type ToolCallLedger,
 } from "./session-tool-calls.js";
 import { nextSessionStatus, type SessionStatusTrigger } from "./session-transitions.js";
-import type { ToolCallOutcome } from "./settled-tool-calls.js";
+import { REMEMBERED_SETTLEMENTS, type ToolCallOutcome } from "./settled-tool-calls.js";
 import type { WireError } from "./wire-error.js";
 
 /**
@@ -258,6 +258,11 @@ function apply(step: Step, input: SessionMachineInput): Answer {
       return true;
     case "session-ended":
       if (!state.ended || state.status === "ended") return undefined;
+      // The shells end the turn first; one they gave up on ends with the session, and its calls wait no more.
+      if (state.activeTurn !== null) {
+        const abandoned = state.toolCalls.waiting.map(({ call }) => ({ toolRequestId: call.toolRequestId, outcome: "abandoned" as const }));
+        step.update({ activeTurn: null, toolCalls: { waiting: [], settled: [...state.toolCalls.settled, ...abandoned].slice(-REMEMBERED_SETTLEMENTS) } });
+      }
       step.move("session-ended");
       step.emit({ type: "session-ended", reason: input.reason });
       return undefined;
