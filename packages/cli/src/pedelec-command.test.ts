@@ -21,7 +21,8 @@ beforeEach(async () => {
   profile = await mkdtemp(join(tmpdir(), "pedelec-cli-profile-"));
 });
 afterEach(async () => {
-  await rm(home, { recursive: true, force: true });
+  // A Core that lost a start race may still be writing its last lines into run/ as it exits on its own.
+  await rm(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   await rm(profile, { recursive: true, force: true });
 });
 
