@@ -76,6 +76,14 @@ describe("a session's usage", () => {
     expect(total).toEqual({ inputTokens: 1_300, outputTokens: 41 });
   });
 
+  it("sends a new turn's first count even when it is 0 and the session's total stays as it was", () => {
+    const { updates } = run([report("t3", { outputTokens: 0 }), report("t1", { outputTokens: 0 })]);
+    expect(updates).toEqual([
+      { turnId: "t3", usage: { outputTokens: 0 }, sessionUsage: { outputTokens: 0 } },
+      { turnId: "t1", usage: { outputTokens: 0 }, sessionUsage: { outputTokens: 0 } },
+    ]);
+  });
+
   it("goes on from a restored total, as a restarted Core does", () => {
     const { updates } = run([report("t9", { inputTokens: 10, outputTokens: 2 })], sessionUsageState({ inputTokens: 1_000, outputTokens: 200, totalTokens: 1_200 }));
     expect(updates).toEqual([
@@ -112,7 +120,7 @@ describe("a session's usage, for any reports", () => {
     { weight: 1, arbitrary: fc.record({ type: fc.constant("run-started" as const), turnId: fc.constantFrom("t1", "t2", "t3") }) },
   );
 
-  it("is the sum over runs of each run's highest counts, never goes down, and sends an update exactly when it rose", () => {
+  it("is the sum over runs of each run's highest counts, never goes down, and sends an update exactly when the run's counts rose", () => {
     fc.assert(
       fc.property(fc.array(input, { maxLength: 60 }), (inputs) => {
         let state = sessionUsageState();
@@ -125,11 +133,14 @@ describe("a session's usage, for any reports", () => {
           const lastRun = runs.at(-1);
           if (step.type === "run-started" || lastRun?.turnId !== step.turnId) runs.push({ turnId: step.turnId, highest: {} });
           const current = runs.at(-1)!;
+          const runBefore = current.highest;
           if (step.type === "reported") current.highest = highestUsage(current.highest, step.usage);
           const after = sessionUsageTotal(state);
           for (const field of TOKEN_USAGE_FIELDS) expect(after[field] ?? 0).toBeGreaterThanOrEqual(before[field] ?? 0);
-          const rose = TOKEN_USAGE_FIELDS.some((field) => after[field] !== before[field]);
+          // A run's first count of a field is news even when it is 0 and leaves the total as it was.
+          const rose = TOKEN_USAGE_FIELDS.some((field) => current.highest[field] !== runBefore[field]);
           expect(next.update !== undefined).toBe(rose);
+          if (TOKEN_USAGE_FIELDS.some((field) => after[field] !== before[field])) expect(next.update).toBeDefined();
           if (next.update !== undefined) {
             expect(next.update.sessionUsage).toEqual(after);
             const turnRuns = [];
