@@ -12,12 +12,13 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * Each line's pinned release and the vitest runs it makes. The whole unit project runs on Node 24, the active LTS.
- * Node 22 (its newest release, and 22.13.0, the first `engines` admits, whose `node:sqlite` lacks parts later ones
- * have) and Node 26 run the tests of what differs most between lines: the session store on `node:sqlite` and Core's
- * bundle with its V8 code cache. Running the whole unit project on them too would add about 9 minutes each to CI.
+ * Each line's pinned release and the vitest runs it makes: the whole unit project on each line's newest release.
+ * Node 22.13.0, the first release `engines` admits (its `node:sqlite` lacks parts later ones have), runs the tests of
+ * what differs most between releases: the session store on `node:sqlite` and Core's bundle with its V8 code cache.
  */
 const LINE_SPECIFIC_TESTS = ["packages/core/src/session-store/", "packages/core/src/core-bundle.test.ts"];
+/** No selection: the whole unit project. */
+const WHOLE_UNIT_PROJECT = [];
 const LINES = [
   {
     version: "22.13.0",
@@ -27,19 +28,17 @@ const LINES = [
   {
     version: "22.23.5",
     integrity: "sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==",
-    runs: [LINE_SPECIFIC_TESTS],
+    runs: [WHOLE_UNIT_PROJECT],
   },
   {
     version: "24.22.3",
     integrity: "sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==",
-    // Core's 100 MiB transfer grows this process by 72–84 MiB on Node 24 against 34 MiB on Node 20, past that test's
-    // 64 MiB bound: not the body held (that is 100 MiB), but not explained yet either; the test stays on Node 20.
-    runs: [["--exclude", "packages/core/src/assets/asset-memory.test.ts"]],
+    runs: [WHOLE_UNIT_PROJECT],
   },
   {
     version: "26.12.1",
     integrity: "sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==",
-    runs: [LINE_SPECIFIC_TESTS],
+    runs: [WHOLE_UNIT_PROJECT],
   },
 ];
 

@@ -44,10 +44,18 @@ it("streams a 100 MiB upload and download through Core without holding the body 
     const target = join(workspace.path, ".pedelec-runtime", "assets", "big.bin");
     let downloaded = 0;
     let lastByte = -1;
-    const { before, peak } = await peakRss(async () => {
+    const uploadBig = async () => {
       const upload = await page.request("prepareAssetUpload", { sessionId, path: "/big.bin", sizeBytes: MAX_ASSET_BYTES }, ORIGIN);
       const put = await exchange(upload.url, { method: "PUT", headers: { origin: ORIGIN, "content-length": MAX_ASSET_BYTES }, body: patternBytes(MAX_ASSET_BYTES) });
       expect(put.status).toBe(200);
+    };
+    // A first upload, unmeasured, lets the allocator and V8 settle: the buffers the HTTP parser hands over are garbage
+    // once written, but V8 collects them only when their external memory passes its own allowance (about 64 MiB on
+    // Node 24 and 26, which thus grow by ~70 MiB here, against ~35 MiB on Node 20 and 22). A held body would still cost
+    // its 100 MiB again in the measured transfer.
+    await uploadBig();
+    const { before, peak } = await peakRss(async () => {
+      await uploadBig();
       const download = await page.request("prepareAssetDownload", { sessionId, path: "/big.bin" }, ORIGIN);
       const get = await exchange(download.url, {
         method: "GET",
@@ -66,7 +74,7 @@ it("streams a 100 MiB upload and download through Core without holding the body 
     expect(lastByte).toBe(0x61);
     const growthMiB = (peak - before) / MiB;
     console.log(`peak RSS growth over a 100 MiB upload + download: ${growthMiB.toFixed(1)} MiB`);
-    expect(growthMiB).toBeLessThan(64);
+    expect(growthMiB).toBeLessThan(32);
   } finally {
     page.close();
     await core.stop();
