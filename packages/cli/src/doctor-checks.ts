@@ -13,7 +13,7 @@ import { reportProviders, type ProviderReport } from "@pedelec/core/provider-sta
 import { LoginShellPath } from "@pedelec/core/providers/login-shell-path";
 import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
 import { loadSettings, settingsFileSchema, type Settings } from "@pedelec/core/settings";
-import type { ProviderCode } from "@pedelec/protocol/domain";
+import { PROVIDER_CODES, PROVIDER_INSTALL_HINT_RANK, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { RequestResult } from "@pedelec/protocol/requests";
 import { locateDeno } from "@pedelec/script-runtime/deno-binary";
@@ -297,8 +297,10 @@ export async function settingsCheck(paths: CorePaths): Promise<{ check: DoctorCh
   }
 }
 
-/** Most likely installed first. */
-const HINT_ORDER: readonly ProviderCode[] = ["claude", "codex", "opencode", "cursor", "antigravity", "ollama"];
+/** Most likely installed first, by the catalogue's rank (every provider has one, or protocol does not compile). */
+const HINT_ORDER: readonly ProviderCode[] = [...PROVIDER_CODES].sort(
+  (first, second) => PROVIDER_INSTALL_HINT_RANK[first] - PROVIDER_INSTALL_HINT_RANK[second],
+);
 
 /**
  * One line per provider (missing is fine unless it is the default provider), then one that fails when none at all can

@@ -1,29 +1,8 @@
-import { PROVIDER_CODES, PROVIDER_NAMES, type ProviderCode } from "@pedelec/protocol/domain";
+import { PROVIDER_CODES, PROVIDER_NAMES } from "@pedelec/protocol/domain";
 import type { ProviderStatus } from "@pedelec/protocol/requests";
 import type { ProviderLocator } from "./provider-locator.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import type { Settings } from "./settings.js";
-import { isModelInstalled, listInstalledModels } from "./providers/ollama/ollama-endpoint.js";
-import { PedelecError } from "@pedelec/protocol/pedelec-error";
-
-const ENDPOINT_PROBE_TIMEOUT_MS = 5_000;
-
-/**
- * Whether the Ollama endpoint answers with the key and has the default model: Pedelec's own agent is always there,
- * so this is what "available" means for ollama. Returns the reason when it cannot be used.
- */
-async function ollamaEndpointProblem(settings: Settings): Promise<string | null> {
-  try {
-    const installed = await listInstalledModels(settings.ollama, AbortSignal.timeout(ENDPOINT_PROBE_TIMEOUT_MS));
-    const model = settings.defaultModels.ollama;
-    if (model !== undefined && !isModelInstalled(model, installed)) {
-      return `the default model ${model} is not installed at ${settings.ollama.baseUrl}; run \`ollama pull ${model}\``;
-    }
-    return null;
-  } catch (error) {
-    return PedelecError.from(error, "OLLAMA_UNAVAILABLE").message;
-  }
-}
 
 /** A provider's status with what only local programs see: the version and the executable found. */
 export interface ProviderReport extends ProviderStatus {
@@ -41,10 +20,9 @@ export async function reportProviders(providers: ProviderRegistry, locator: Prov
         return { code, name: PROVIDER_NAMES[code], available: false, error, version: null, executablePath: null };
       }
       const discovery = await locator.discover(adapter, settings.providers[code]?.path);
-      if (code === "ollama" && discovery.available) {
-        const problem = await ollamaEndpointProblem(settings);
-        if (problem !== null) return { code, name: adapter.displayName, available: false, error: problem, version: discovery.version, executablePath: discovery.executablePath };
-      }
+      // Found, and yet the provider may not be usable with these settings (Pedelec's own agent: its endpoint).
+      const problem = discovery.available && adapter.readinessProblem ? await adapter.readinessProblem(settings) : null;
+      if (problem !== null) return { code, name: adapter.displayName, available: false, error: problem, version: discovery.version, executablePath: discovery.executablePath };
       return {
         code,
         name: adapter.displayName,

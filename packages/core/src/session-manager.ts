@@ -17,12 +17,14 @@ import { reportProviders, type ProviderReport } from "./provider-status.js";
 import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderRegistry } from "./providers/provider-registry.js";
 import { Session, type RestoredSessionState } from "./session.js";
+import { chooseSessionSetup } from "./session-choice.js";
+import { restoreStoredSessions, type RestoreReport } from "./session-restore.js";
 import type { SessionStore, StoredSession } from "./session-store/session-store.js";
+import { endedInfoOf, storedPatchFor } from "./stored-session-view.js";
 import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
-import { configuredEffortArgv, type Settings } from "./settings.js";
+import type { Settings } from "./settings.js";
 import { capabilityMatches, issueThreadCapability, type ThreadCapability } from "./thread-capability.js";
 import { ToolRegistry } from "./tool-registry.js";
-import { requireEndpointSettings, requireModel, type OllamaEndpoint } from "./providers/ollama/ollama-endpoint.js";
 import { prepareExplicitWorkspace, prepareManagedWorkspace, removeManagedWorkspace, type PreparedWorkspace } from "./workspace.js";
 
 export interface SessionManagerOptions {
@@ -48,9 +50,6 @@ export interface SessionManagerOptions {
 /** A session as a page reaches it: running, or what is kept of it once it ended. */
 export type PageSession = Session | EndedSession;
 
-/** How long createSession waits for an HTTP provider's endpoint to list its models. */
-const ENDPOINT_CHECK_TIMEOUT_MS = 10_000;
-
 const DAY_MS = 24 * 60 * 60_000;
 
 /**
@@ -58,28 +57,6 @@ const DAY_MS = 24 * 60 * 60_000;
  * one may not have reported its id yet. Longer than pedelec-agent's longest turn (30 min).
  */
 const CONVERSATION_SWEEP_GRACE_MS = 60 * 60_000;
-
-/**
- * What the store's row says after an event: the status, the running turn, the tokens used, the activity time (set by
- * the store).
- */
-function storedPatchFor(envelope: SessionEventEnvelope): Partial<StoredSession> {
-  const { event } = envelope;
-  switch (event.type) {
-    case "status-changed":
-      return { status: event.status };
-    case "turn-started":
-      return { activeTurn: { turnId: event.turnId, turnKind: event.turnKind } };
-    case "turn-completed":
-    case "turn-failed":
-      return { activeTurn: null };
-    case "usage-updated":
-      // The total survives a restart with the row; the next Core's session goes on adding to it.
-      return { usage: event.sessionUsage };
-    default:
-      return {};
-  }
-}
 
 /** A live session as the control panel lists it: what its page sees, plus its origin and how many turns it ran. */
 export interface LiveSessionSummary {
@@ -96,15 +73,8 @@ export interface OriginSessionCount {
   ended: number;
 }
 
-/** What start-up found in the store. */
-export interface RestoreReport {
-  /** Sessions that are resumable again. */
-  restored: number;
-  /** Of those, sessions whose turn was running when the earlier Core stopped; that turn ended with SESSION_ERROR. */
-  interrupted: number;
-  /** Sessions unused longer than the retention setting, ended now. */
-  expired: number;
-}
+/** What start-up found in the store (see restore()). */
+export type { RestoreReport } from "./session-restore.js";
 
 /** Creates sessions and finds them again, enforcing that a session belongs to the origin that made it. */
 export class SessionManager {
@@ -208,26 +178,12 @@ export class SessionManager {
   }
 
   async #create(origin: string, input: CreateSessionInput, fullAccessAdmitted: boolean, settings: Settings): Promise<SessionInfo> {
-    const provider = this.#chooseProvider(input, settings);
-    const model = input.model ?? settings.defaultModels[provider] ?? null;
-    if (provider === "ollama" && model === null) {
-      throw new PedelecError("MODEL_REQUIRED", "an ollama session needs a model (pass model, or set a default model for ollama)");
-    }
-    if (input.access === "full" && !fullAccessAdmitted) {
-      throw new PedelecError("FULL_ACCESS_NOT_GRANTED", `Full Access is not granted to ${origin}`);
-    }
-    let endpoint: OllamaEndpoint | undefined;
-    if (provider === "ollama") {
-      endpoint = { ...settings.ollama };
-      requireEndpointSettings(endpoint);
-    }
-    const located = await this.#locator.locate(provider, input.provider === undefined, settings.providers[provider]?.path);
-    if (endpoint !== undefined && model !== null) await requireModel(endpoint, model, AbortSignal.timeout(ENDPOINT_CHECK_TIMEOUT_MS));
-    const effortLevel = input.effortLevel ?? settings.defaultEffortLevel;
-    const effortArgv = located.adapter.validateEffortArgv(
-      configuredEffortArgv(settings, provider, effortLevel) ?? located.adapter.defaultEffortProfiles()[effortLevel],
-      `effort profile ${provider}/${effortLevel}`,
-    );
+    const { provider, model, effortLevel, effortArgv, executablePath, providerOptions } = await chooseSessionSetup(input, settings, {
+      origin,
+      fullAccessAdmitted,
+      providers: this.options.providers,
+      locator: this.#locator,
+    });
     const store = this.#requireStore();
     const toolManifest: ToolManifestEntry[] = input.skills?.tools ?? [];
     const tools = new ToolRegistry(toolManifest);
@@ -251,7 +207,7 @@ export class SessionManager {
       workspace: { path: workspace.path, managed: workspace.managed },
       guidance: input.skills?.guidance ?? "",
       tools: toolManifest,
-      executablePath: located.executablePath,
+      executablePath,
       providerSessionId: null,
       status: "idle",
       activeTurn: null,
@@ -268,7 +224,7 @@ export class SessionManager {
       await removeManagedWorkspace(this.options.paths.workspacesDir, workspace).catch(() => undefined);
       throw PedelecError.from(error, "SESSION_STORE_FAILED");
     }
-    const session = await this.#buildSession(record, tools, settings, endpoint);
+    const session = await this.#buildSession(record, tools, settings, providerOptions);
     return session.info();
   }
 
@@ -277,46 +233,22 @@ export class SessionManager {
    * was running ends with SESSION_ERROR, and sessions unused past the retention setting end. Run once, before serving.
    */
   async restore(store: SessionStore | PedelecError | undefined = this.options.store): Promise<RestoreReport> {
-    const report: RestoreReport = { restored: 0, interrupted: 0, expired: 0 };
-    if (store === undefined) return report;
+    if (store === undefined) return { restored: 0, interrupted: 0, expired: 0 };
     this.#store = store;
-    if (store instanceof PedelecError) return report;
+    if (store instanceof PedelecError) return { restored: 0, interrupted: 0, expired: 0 };
     const settings = await this.options.loadSettings();
-    const expiredBefore = this.#now() - settings.sessionRetentionDays * DAY_MS;
-    for (const record of store.listEnded()) {
-      this.#ended.add(new EndedSession(record.origin, this.#infoOfStored(record), issueThreadCapability().digest, Date.parse(record.endedAt ?? record.lastActivityAt)));
-    }
-    for (const record of store.listOpen()) {
-      if (Date.parse(record.lastActivityAt) < expiredBefore) {
-        this.#endStored(store, record, "expired");
-        report.expired += 1;
-        continue;
-      }
-      let session: Session;
-      try {
-        const endpoint = record.provider === "ollama" ? { ...settings.ollama } : undefined;
-        session = await this.#buildSession(record, new ToolRegistry(record.tools), settings, endpoint, {
-          createdAt: record.createdAt,
-          lastSeq: record.lastSeq,
-          // An interrupted turn's session goes to "error" through failInterruptedTurn, so the change is stored and sent.
-          status: record.status,
-          providerSessionId: record.providerSessionId,
-          startedTurn: (turnId) => store.startedTurn(record.sessionId, turnId),
-          usage: record.usage,
-        });
-      } catch (error) {
-        log("warn", "could not restore a stored session; it was ended", { sessionId: record.sessionId, error: String(error) });
-        this.#endStored(store, record, "expired");
-        report.expired += 1;
-        continue;
-      }
-      report.restored += 1;
-      if (record.activeTurn !== null) {
-        session.failInterruptedTurn(record.activeTurn);
-        report.interrupted += 1;
-      }
-    }
-    return report;
+    return restoreStoredSessions(store, this.#now() - settings.sessionRetentionDays * DAY_MS, {
+      rememberEnded: (record) => {
+        const endedAt = Date.parse(record.endedAt ?? record.lastActivityAt);
+        this.#ended.add(new EndedSession(record.origin, endedInfoOf(record), issueThreadCapability().digest, endedAt));
+      },
+      endExpired: (record) => this.#endStored(store, record, "expired"),
+      rebuild: async (record, restored) => {
+        // Taken from the settings in force now, as at creation, but not checked: the next turn says what is wrong.
+        const providerOptions = this.options.providers.get(record.provider)?.sessionOptions?.read(settings);
+        return this.#buildSession(record, new ToolRegistry(record.tools), settings, providerOptions, restored);
+      },
+    });
   }
 
   /** Managed workspaces of sessions that are still resumable; everything else under the managed root is left over. */
@@ -392,7 +324,7 @@ export class SessionManager {
     record: StoredSession,
     tools: ToolRegistry,
     settings: Settings,
-    endpoint: OllamaEndpoint | undefined,
+    providerOptions: unknown,
     restored?: RestoredSessionState,
   ): Promise<Session> {
     const adapter = this.options.providers.get(record.provider);
@@ -424,7 +356,7 @@ export class SessionManager {
       processLedger: this.options.processLedger,
       scriptRunner: this.options.scriptRunner,
       minFreeDiskBytes: async () => (await this.options.loadSettings()).limits.minFreeDiskBytes,
-      ...(endpoint ? { endpoint } : {}),
+      ...(providerOptions !== undefined ? { providerOptions } : {}),
       ...(restored ? { restored } : {}),
       publish: (envelope) => {
         // Stored before it leaves Core, so a page that misses it (a reload, a crash) can have it replayed.
@@ -452,25 +384,6 @@ export class SessionManager {
     return session;
   }
 
-  #infoOfStored(record: StoredSession): SessionInfo {
-    return {
-      sessionId: record.sessionId,
-      provider: record.provider,
-      effortLevel: record.effortLevel,
-      model: record.model,
-      sessionCreatedAt: record.createdAt,
-      status: "ended",
-      workspace: record.workspace,
-      access: record.access,
-      autoEndOnDisconnect: record.autoEndOnDisconnect,
-      toolNames: record.tools.map((tool) => tool.name),
-      lastSeq: record.lastSeq,
-      activeTurn: null,
-      pendingToolCalls: [],
-      usage: record.usage,
-    };
-  }
-
   /** Ends a stored session that is not rebuilt: its row says so, its managed workspace goes, resume answers "ended". */
   #endStored(store: SessionStore, record: StoredSession, reason: SessionEndReason): void {
     const endedAt = this.#now();
@@ -479,7 +392,7 @@ export class SessionManager {
     } catch (error) {
       log("warn", "could not mark a stored session ended", { sessionId: record.sessionId, error: String(error) });
     }
-    this.#ended.add(new EndedSession(record.origin, this.#infoOfStored(record), issueThreadCapability().digest, endedAt));
+    this.#ended.add(new EndedSession(record.origin, endedInfoOf(record), issueThreadCapability().digest, endedAt));
     this.#removeWorkspace(record.sessionId, record.workspace);
     this.#removeConversation(record.sessionId, record.provider, record.providerSessionId);
   }
@@ -690,13 +603,5 @@ export class SessionManager {
       this.#turnCounts.set(sessionId, count);
     }
     return count;
-  }
-
-  #chooseProvider(input: CreateSessionInput, settings: Settings): ProviderCode {
-    if (input.provider) return input.provider;
-    if (settings.defaultProvider === null) {
-      throw new PedelecError("DEFAULT_PROVIDER_NOT_SET", "no provider was given and no default provider is set in Pedelec");
-    }
-    return settings.defaultProvider;
   }
 }

@@ -71,8 +71,8 @@ export interface SessionSetup {
   scriptRunner: () => Promise<ScriptRunner>;
   /** The free bytes a script run must leave on the workspace's disk, from the settings in force when it starts. */
   minFreeDiskBytes: () => Promise<number>;
-  /** The HTTP endpoint of a provider that calls one itself (ollama), snapshotted like the effort profile. */
-  endpoint?: { baseUrl: string; apiKey: string };
+  /** The provider's own options (ProviderAdapter.sessionOptions), snapshotted like the effort profile; opaque here. */
+  providerOptions?: unknown;
   /** Every event, in seq order; the caller stores it before it leaves Core. */
   publish: (envelope: SessionEventEnvelope) => void;
   /** The provider started (or restarted) the conversation later turns continue. */
@@ -469,7 +469,7 @@ export class Session {
         access: setup.access,
         model: setup.model,
         effortArgv: setup.effortArgv,
-        ...(setup.endpoint ? { endpoint: setup.endpoint } : {}),
+        ...(setup.providerOptions !== undefined ? { providerOptions: setup.providerOptions } : {}),
         env,
         signal: turn.controller.signal,
         onProcessStarted: (pid, processTag) => {

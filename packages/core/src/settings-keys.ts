@@ -9,8 +9,11 @@ import {
   updateSettingsFile,
   type Settings,
 } from "./settings.js";
-import { DEFAULT_OLLAMA_BASE_URL, parseBaseUrl } from "./providers/ollama/ollama-endpoint.js";
+import { providerConfigKeys } from "./providers/provider-settings.js";
 import { isAbsolute } from "node:path";
+
+/** The keys of the providers' own settings sections (`ollama.baseUrl`, …), as their folders declare them. */
+const PROVIDER_CONFIG_KEYS = providerConfigKeys();
 
 /**
  * The settings a user edits one key at a time, with `pedelec config` or the control panel: as `a.b.c` paths into
@@ -22,8 +25,7 @@ export const CONFIG_KEYS = [
   ...PROVIDER_CODES.map((code) => `defaultModels.${code}`),
   ...PROVIDER_CODES.flatMap((code) => EFFORT_LEVELS.map((level) => `effortProfiles.${code}.${level}`)),
   ...PROVIDER_CODES.map((code) => `providers.${code}.path`),
-  "ollama.baseUrl",
-  "ollama.apiKey",
+  ...PROVIDER_CONFIG_KEYS.map(({ key }) => key),
   "sessionRetentionDays",
   "modelResponseTimeoutSeconds",
   ...RESOURCE_LIMIT_NAMES.map(limitSettingKey),
@@ -32,14 +34,15 @@ export const CONFIG_KEYS = [
 
 /** What an unknown key's error lists: every key, with the per-provider ones folded. */
 const KNOWN_KEYS_TEXT =
-  "defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, ollama.baseUrl, ollama.apiKey, sessionRetentionDays, modelResponseTimeoutSeconds, " +
+  "defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<low|medium|high>, providers.<provider>.path, " +
+  `${PROVIDER_CONFIG_KEYS.map(({ key }) => `${key}, `).join("")}sessionRetentionDays, modelResponseTimeoutSeconds, ` +
   `${RESOURCE_LIMIT_NAMES.map(limitSettingKey).join(", ")}, logging.debug`;
 
 /**
  * Keys whose values are secrets: `config get` shows only whether they are set, and `pedelec config set <key> -` reads
  * them from stdin (a hidden prompt on a terminal), so they need not go on a command line.
  */
-export const SECRET_CONFIG_KEYS: readonly string[] = ["ollama.apiKey"];
+export const SECRET_CONFIG_KEYS: readonly string[] = PROVIDER_CONFIG_KEYS.filter(({ setting }) => setting.secret === true).map(({ key }) => key);
 
 /** What `config get` shows for a secret: whether it is set, never the value. */
 const SECRET_SET = "(set)";
@@ -56,8 +59,10 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
     for (const level of EFFORT_LEVELS) values[`effortProfiles.${code}.${level}`] = settings.effortProfiles[code]?.[level] ?? defaults?.[level] ?? null;
   }
   for (const code of PROVIDER_CODES) values[`providers.${code}.path`] = settings.providers[code]?.path ?? null;
-  values["ollama.baseUrl"] = settings.ollama.baseUrl;
-  values["ollama.apiKey"] = settings.ollama.apiKey === "" ? null : SECRET_SET;
+  for (const { key, code, field, setting } of PROVIDER_CONFIG_KEYS) {
+    const value = objectAt(settings, code)[field];
+    values[key] = setting.secret === true ? (value === "" || value === undefined ? null : SECRET_SET) : value;
+  }
   values.sessionRetentionDays = settings.sessionRetentionDays;
   values.modelResponseTimeoutSeconds = settings.modelResponseTimeoutSeconds;
   for (const name of RESOURCE_LIMIT_NAMES) values[limitSettingKey(name)] = settings.limits[name];
@@ -79,7 +84,13 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
     throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; known keys: ${KNOWN_KEYS_TEXT}`);
   }
   const [section, code, level] = key.split(".") as [string, ProviderCode | undefined, string | undefined];
+  const providerKey = PROVIDER_CONFIG_KEYS.find((entry) => entry.key === key);
   await updateSettingsFile(settingsFile, (raw) => {
+    // A provider's own key: its folder checks the value and says what to store.
+    if (providerKey !== undefined) {
+      const { code: provider, field, setting } = providerKey;
+      return { ...raw, [provider]: { ...objectAt(raw, provider), [field]: setting.parse(value) } };
+    }
     switch (section) {
       case "defaultProvider": {
         if (value === "null" || value === "") return { ...raw, defaultProvider: null };
@@ -127,15 +138,6 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
         // Empty goes back to the provider's default profile for that level.
         const profiles = withEntry(objectAt(raw, "effortProfiles")[code!], level!, value === "" ? undefined : effortTokens(providers, code!, level!, value));
         return { ...raw, effortProfiles: withEntry(raw.effortProfiles, code!, Object.keys(profiles).length === 0 ? undefined : profiles) };
-      }
-      case "ollama": {
-        // `code` is the field here: baseUrl (empty resets it) or apiKey (empty clears it).
-        const field = code as string;
-        if (field === "baseUrl" && value !== "") parseBaseUrl(value);
-        // A key goes into an HTTP header: one line (the message never repeats it).
-        if (field === "apiKey" && /[\r\n]/.test(value)) throw new PedelecError("INVALID_INPUT", "ollama.apiKey must be one line");
-        const entry = field === "baseUrl" && value === "" ? DEFAULT_OLLAMA_BASE_URL : value;
-        return { ...raw, ollama: { ...objectAt(raw, "ollama"), [field]: entry } };
       }
       default: {
         if (value !== "" && !isAbsolute(value)) throw new PedelecError("INVALID_INPUT", `${key} must be an absolute path`);

@@ -5,7 +5,7 @@ import { effortLevelSchema, providerCodeSchema, type EffortLevel, type ProviderC
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { DEFAULT_RESOURCE_LIMITS, RESOURCE_LIMIT_BOUNDS, type ResourceLimitName } from "@pedelec/protocol/resource-limits";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { DEFAULT_OLLAMA_BASE_URL } from "./providers/ollama/ollama-endpoint.js";
+import { providerSettingsShape } from "./providers/provider-settings.js";
 import { withoutJsonExcerpt } from "./logging/json-error-excerpt.js";
 import { writePrivateFileAtomically } from "./private-file.js";
 
@@ -63,13 +63,10 @@ export const settingsFileSchema = z.object({
     )
     .default({}),
   /**
-   * The Ollama-compatible endpoint Pedelec's own agent talks to. The key is a secret: the file is written 0600, and the
-   * key is never returned to a page, printed by `pedelec config get`, or logged. Checked where used
-   * (OLLAMA_BASE_URL_INVALID, OLLAMA_API_KEY_REQUIRED), so a bad value never makes the whole file unusable.
+   * Each provider's own section, under its code, as its folder defines it (providers/provider-settings.ts): `ollama`,
+   * the endpoint and key of Pedelec's own agent.
    */
-  ollama: z
-    .object({ baseUrl: z.string().default(DEFAULT_OLLAMA_BASE_URL), apiKey: z.string().default("") })
-    .default({ baseUrl: DEFAULT_OLLAMA_BASE_URL, apiKey: "" }),
+  ...providerSettingsShape(),
   /** A provider silent this long (outside tool waits) is treated as hung. */
   providerIdleTimeoutMs: z.number().int().min(1000).default(10 * 60_000),
   /**

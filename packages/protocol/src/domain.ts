@@ -16,6 +16,30 @@ export const PROVIDER_NAMES: Readonly<Record<ProviderCode, string>> = {
   ollama: "Ollama",
 };
 
+/**
+ * Whether a provider's session needs a model to start: true where the provider has no default model of its own to fall
+ * back on (Pedelec's own agent asks an endpoint for one by name). Core and the testing kit refuse such a session without
+ * one with MODEL_REQUIRED.
+ */
+export const PROVIDER_REQUIRES_MODEL: Readonly<Record<ProviderCode, boolean>> = {
+  codex: false,
+  antigravity: false,
+  opencode: false,
+  cursor: false,
+  claude: false,
+  ollama: true,
+};
+
+/** Where a provider comes in lists of what to install (`pedelec doctor`): the most likely installed first, from 0. */
+export const PROVIDER_INSTALL_HINT_RANK: Readonly<Record<ProviderCode, number>> = {
+  claude: 0,
+  codex: 1,
+  opencode: 2,
+  cursor: 3,
+  antigravity: 4,
+  ollama: 5,
+};
+
 export const EFFORT_LEVELS = ["low", "medium", "high"] as const;
 export const effortLevelSchema = z.enum(EFFORT_LEVELS);
 export type EffortLevel = z.infer<typeof effortLevelSchema>;

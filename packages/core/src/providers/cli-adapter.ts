@@ -1,4 +1,4 @@
-import type { EffortLevel, ProviderCode } from "@pedelec/protocol/domain";
+import { PROVIDER_NAMES, type EffortLevel, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { validateEffortArgv } from "../effort-profile.js";
 import type { ProviderAdapter, ProviderCapabilities, ProviderDiscovery, ProviderTurnRequest } from "./provider-adapter.js";
@@ -7,8 +7,8 @@ import { probeVersion } from "./provider-discovery.js";
 
 /** What a CLI provider's folder supplies; `defineCliAdapter` turns it into a ProviderAdapter on the shared runner. */
 export interface CliProviderDefinition<TSummary> {
+  /** The provider's code; its display name is the catalogue's (PROVIDER_NAMES), so it is written once. */
   code: ProviderCode;
-  displayName: string;
   /** Executable name searched for (PEDELEC_PROVIDER_PATH, the recorded path, PATH, the usual install folders). */
   programName: string;
   /** Pedelec's own program, found only in PEDELEC_HOME/bin (see ProviderAdapter.bundled). */
@@ -38,7 +38,7 @@ export interface CliProviderDefinition<TSummary> {
 export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSummary>, options: CliRunOptions = {}): ProviderAdapter {
   return {
     code: definition.code,
-    displayName: definition.displayName,
+    displayName: PROVIDER_NAMES[definition.code],
     programName: definition.programName,
     ...(definition.bundled ? { bundled: true } : {}),
     capabilities: definition.capabilities,

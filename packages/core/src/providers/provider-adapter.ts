@@ -2,6 +2,7 @@ import type { AccessMode, EffortLevel, ProviderCode } from "@pedelec/protocol/do
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
+import type { Settings } from "../settings.js";
 
 /** What discovery found out about a provider on this machine. */
 export interface ProviderDiscovery {
@@ -53,8 +54,11 @@ export interface ProviderTurnRequest {
   env: Record<string, string>;
   /** Aborting kills the provider's whole process tree; runTurn then settles with the abort reason. */
   signal: AbortSignal;
-  /** For a provider that calls an HTTP API itself (Pedelec's own agent): the endpoint, snapshotted at session creation. */
-  endpoint?: { baseUrl: string; apiKey: string };
+  /**
+   * The provider's own options for the session, as its adapter's `sessionOptions.read` made them (Pedelec's own agent:
+   * the endpoint and key). Opaque to Core: the adapter that made them checks them again when it reads them.
+   */
+  providerOptions?: unknown;
   /**
    * Told the pid of each process the turn starts (each leads its own process group) and the tag its environment
    * carries (process-tag.ts), so Core can reap them, and what they started, later.
@@ -95,6 +99,7 @@ export type ProviderTurnOutcome =
 
 export interface ProviderAdapter {
   readonly code: ProviderCode;
+  /** How the provider is called in messages: its PROVIDER_NAMES entry (a stand-in in a test may call itself otherwise). */
   readonly displayName: string;
   /** Executable name searched for on PEDELEC_PROVIDER_PATH, then PATH. */
   readonly programName: string;
@@ -125,6 +130,35 @@ export interface ProviderAdapter {
    * session names. Absent for providers whose conversations live with their own CLI.
    */
   readonly storedConversations?: StoredConversations;
+  /**
+   * What a session of this provider takes from the settings besides the general ones, and how it is checked before the
+   * session is made. Absent for providers that need nothing beyond the general turn request.
+   */
+  readonly sessionOptions?: ProviderSessionOptions;
+  /**
+   * Asked once discovery found the provider available: why it still cannot be used with these settings (Pedelec's own
+   * agent: its endpoint does not answer, or lacks the default model), or null. Absent when discovery says it all.
+   */
+  readinessProblem?(settings: Settings): Promise<string | null>;
+}
+
+/**
+ * The provider's own part of a session (the AI SDK's `providerOptions`): Core snapshots it without looking inside and
+ * hands it back on every turn as `ProviderTurnRequest.providerOptions`.
+ */
+export interface ProviderSessionOptions {
+  /** The options a session snapshots from the settings in force, unchecked: at creation, and again at restore. */
+  read(settings: Settings): unknown;
+  /**
+   * At creation, before the executable is located: throws the coded reason the options cannot work (a missing key, a
+   * malformed address), without I/O.
+   */
+  check(options: unknown): void;
+  /**
+   * At creation, once the executable is found: checks against the outside world (the endpoint has the model), bounded
+   * by `signal`. Throws the coded reason.
+   */
+  prepare(request: { options: unknown; model: string | null; signal: AbortSignal }): Promise<void>;
 }
 
 /** The conversations a provider keeps under PEDELEC_HOME, keyed by provider session id. */

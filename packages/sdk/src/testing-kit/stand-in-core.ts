@@ -1,6 +1,6 @@
 // The desktop runtime (Core) behind the stand-in extension: creates sessions with Core's checks and defaults, finds
 // them for their origin only, and serves the session requests a page's extension forwards.
-import { PROVIDER_CODES, PROVIDER_NAMES, type ProviderCode } from "@pedelec/protocol/domain";
+import { PROVIDER_CODES, PROVIDER_NAMES, PROVIDER_REQUIRES_MODEL, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import {
   isPageRequestType,
@@ -200,8 +200,8 @@ export class StandInCore {
     else if (settings.defaultProvider !== null) provider = settings.defaultProvider;
     else throw new PedelecError("DEFAULT_PROVIDER_NOT_SET", "no provider was given and no default provider is set in Pedelec");
     const model = input.model ?? settings.defaultModels[provider] ?? null;
-    if (provider === "ollama" && model === null) {
-      throw new PedelecError("MODEL_REQUIRED", "an ollama session needs a model (pass model, or set a default model for ollama)");
+    if (PROVIDER_REQUIRES_MODEL[provider] && model === null) {
+      throw new PedelecError("MODEL_REQUIRED", `an ${provider} session needs a model (pass model, or set a default model for ${provider})`);
     }
     if (input.access === "full" && !fullAccess) {
       throw new PedelecError("FULL_ACCESS_NOT_GRANTED", `Full Access is not granted to ${origin}`);

@@ -27,7 +27,6 @@ export function createAntigravityAdapter(options: AntigravityAdapterOptions = {}
   return defineCliAdapter(
     {
       code: "antigravity",
-      displayName: "Antigravity",
       programName: "agy",
       capabilities: { textDeltas: true, resume: true },
       defaultEffortProfiles: () => ({

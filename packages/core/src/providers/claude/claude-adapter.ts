@@ -19,7 +19,6 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Provide
   return defineCliAdapter(
     {
       code: "claude",
-      displayName: "Claude Code",
       programName: "claude",
       capabilities: { textDeltas: true, resume: true },
       defaultEffortProfiles: () => ({

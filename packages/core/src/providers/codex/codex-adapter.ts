@@ -21,7 +21,6 @@ export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderA
     {
       discover: discoverCodex,
       code: "codex",
-      displayName: "Codex",
       programName: "codex",
       // `codex exec --json` emits agent messages only when complete; `exec resume <id>` continues a thread.
       capabilities: { textDeltas: false, resume: true },

@@ -31,7 +31,6 @@ export function createCursorAdapter(options: CursorAdapterOptions = {}): Provide
       discover: async (executablePath, signal, env) =>
         probeSignIn(await probeVersion(executablePath, signal, env), ["status"], isCursorSignedOut, CURSOR_LOGIN_COMMAND, signal, env),
       code: "cursor",
-      displayName: "Cursor",
       programName: "cursor-agent",
       capabilities: { textDeltas: true, resume: true },
       defaultEffortProfiles: () => ({

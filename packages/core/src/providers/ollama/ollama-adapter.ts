@@ -8,16 +8,19 @@ import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.j
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildOllamaArgs, checkOllamaEffortTokens, OLLAMA_OWNED_FLAGS } from "./ollama-args.js";
 import { removeAgentConversation, sweepAgentConversations } from "./ollama-conversations.js";
+import { ollamaReadinessProblem } from "./ollama-readiness.js";
+import { OLLAMA_SESSION_OPTIONS, ollamaEndpointOf } from "./ollama-session-options.js";
 import type { OllamaStreamSummary } from "./ollama-stream-parser.js";
 
 /**
  * The `ollama` provider: no vendor CLI but Pedelec's own agent, `pedelec-agent`, against an Ollama-compatible endpoint.
  * Its launcher (installed in PEDELEC_HOME/bin) pins the Node.js it runs on; the key travels in its environment only.
+ * The endpoint is the session's provider options (ollama-session-options.ts), from settings.json's `ollama` section
+ * (ollama-settings.ts).
  */
 export function createOllamaAdapter(options: CliRunOptions = {}): ProviderAdapter {
   const definition: CliProviderDefinition<OllamaStreamSummary> = {
     code: "ollama",
-    displayName: "Ollama",
     programName: "pedelec-agent",
     bundled: true,
     capabilities: { textDeltas: true, resume: true },
@@ -30,12 +33,12 @@ export function createOllamaAdapter(options: CliRunOptions = {}): ProviderAdapte
     // Built with this Pedelec: its version is Core's, and asking the launcher would only cost a process.
     discover: async (executablePath) => ({ available: true, executablePath, version: CORE_VERSION, error: null }),
     planTurn: async (request) => {
-      if (request.endpoint === undefined) throw new PedelecError("OLLAMA_BASE_URL_INVALID", "the session has no Ollama endpoint");
+      const endpoint = ollamaEndpointOf(request.providerOptions);
       const { OllamaStreamParser } = await import("./ollama-stream-parser.js");
       return {
         args: buildOllamaArgs(request),
         stdin: request.prompt,
-        env: { [AGENT_API_KEY_ENV]: request.endpoint.apiKey },
+        env: { [AGENT_API_KEY_ENV]: endpoint.apiKey },
         parser: new OllamaStreamParser(),
         outcome: ollamaTurnOutcome,
       };
@@ -46,6 +49,8 @@ export function createOllamaAdapter(options: CliRunOptions = {}): ProviderAdapte
     ...adapter,
     // pedelec-agent's conversations (PEDELEC_HOME/agent/conversations): they go with their session.
     storedConversations: { remove: removeAgentConversation, sweep: sweepAgentConversations },
+    sessionOptions: OLLAMA_SESSION_OPTIONS,
+    readinessProblem: ollamaReadinessProblem,
     validateEffortArgv: (tokens, where) => {
       const frozen = validateEffortArgv(tokens, where, definition);
       checkOllamaEffortTokens(frozen, where);

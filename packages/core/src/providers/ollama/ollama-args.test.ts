@@ -14,7 +14,7 @@ function request(overrides: Partial<ProviderTurnRequest> = {}): ProviderTurnRequ
     effortArgv: ["--num-ctx", "8192"],
     env: {},
     signal: new AbortController().signal,
-    endpoint: { baseUrl: "http://127.0.0.1:11434", apiKey: "secret-key" },
+    providerOptions: { baseUrl: "http://127.0.0.1:11434", apiKey: "secret-key" },
     ...overrides,
   };
 }
@@ -32,7 +32,7 @@ describe("ollama turn argv", () => {
 
   it("refuses a turn without a model or an endpoint", () => {
     expect(() => buildOllamaArgs(request({ model: null }))).toThrow(expect.objectContaining({ code: "MODEL_REQUIRED" }));
-    const { endpoint: _endpoint, ...withoutEndpoint } = request();
+    const { providerOptions: _providerOptions, ...withoutEndpoint } = request();
     expect(() => buildOllamaArgs(withoutEndpoint)).toThrow(expect.objectContaining({ code: "OLLAMA_BASE_URL_INVALID" }));
   });
 });

@@ -1,5 +1,6 @@
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderTurnRequest } from "../provider-adapter.js";
+import { ollamaEndpointOf } from "./ollama-session-options.js";
 
 /** Flags the adapter sets itself; an effort profile may not carry them. */
 export const OLLAMA_OWNED_FLAGS = ["--workspace", "--model", "--base-url", "--conversation", "--max-tool-rounds"] as const;
@@ -32,8 +33,8 @@ export function checkOllamaEffortTokens(tokens: readonly string[], where: string
 /** Argv of one turn of `pedelec-agent`: `run` with the workspace, model, endpoint, conversation and effort. */
 export function buildOllamaArgs(request: ProviderTurnRequest): string[] {
   if (request.model === null) throw new PedelecError("MODEL_REQUIRED", "an ollama session needs a model");
-  if (request.endpoint === undefined) throw new PedelecError("OLLAMA_BASE_URL_INVALID", "the session has no Ollama endpoint");
-  const args = ["run", "--workspace", request.workspacePath, "--model", request.model, "--base-url", request.endpoint.baseUrl];
+  const endpoint = ollamaEndpointOf(request.providerOptions);
+  const args = ["run", "--workspace", request.workspacePath, "--model", request.model, "--base-url", endpoint.baseUrl];
   if (request.providerSessionId !== null) args.push("--conversation", request.providerSessionId);
   args.push(...request.effortArgv);
   return args;

@@ -22,7 +22,6 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Pro
   return defineCliAdapter<OpencodeStreamSummary>(
     {
       code: "opencode",
-      displayName: "OpenCode",
       programName: "opencode",
       capabilities: { textDeltas: false, resume: true },
       // `--variant` names are the model provider's own; OpenCode leaves a model's defaults alone for a name it lacks.
