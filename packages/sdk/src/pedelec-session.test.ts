@@ -433,3 +433,19 @@ describe("PedelecSession and the extension connection", () => {
     expect(session.getStatus()).toBe("ended");
   });
 });
+
+describe("PedelecSession's status mirror", () => {
+  it("shows a status change the transition table lacks all the same, reporting no error", async () => {
+    const { extension, session } = await openSession();
+    const statuses: string[] = [];
+    const errors: string[] = [];
+    session.onStatus((status) => statuses.push(status));
+    session.onError((error) => errors.push(error.code));
+    // idle → waiting_tool_result has no trigger (events were missed): Core owns the status, so the page shows it.
+    extension.emit(SESSION_ID, { type: "status-changed", status: "waiting_tool_result", turnId: "t9" });
+    extension.emit(SESSION_ID, { type: "status-changed", status: "idle", turnId: "t9" });
+    await vi.waitFor(() => expect(statuses).toEqual(["waiting_tool_result", "idle"]));
+    expect(session.getStatus()).toBe("idle");
+    expect(errors).toEqual([]);
+  });
+});

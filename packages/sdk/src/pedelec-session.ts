@@ -4,10 +4,11 @@ import type { PageRequestPayload, PageRequestResult } from "@pedelec/protocol/pa
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { Activity, PendingToolCall, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { highestUsage, TOKEN_USAGE_FIELDS } from "@pedelec/protocol/session-usage";
-import { statusAfterLinkLost } from "@pedelec/protocol/session-transitions";
+import { sessionMirrorState, stepSessionMirror, type SessionMirrorInput, type SessionMirrorState } from "@pedelec/protocol/session-mirror";
 import { abortError, checkSignal } from "./abort.js";
 import type { Bridge } from "./bridge.js";
 import { ListenerSet, reportCallbackError } from "./listener-set.js";
+import { createOwnTurn, settleOwnTurn, type OwnTurn } from "./own-turn.js";
 import { randomId } from "./random-id.js";
 import { validateRequestPayload } from "./request-validation.js";
 import type { ToolCallLedger } from "./tool-call-ledger.js";
@@ -15,6 +16,7 @@ import { ToolDispatcher } from "./tool-dispatch.js";
 import type { ArgsValidator } from "./tool-schema/tool-args-check.js";
 import { WorkspaceRuns } from "./workspace-runs.js";
 import { SessionAssets } from "./session-assets.js";
+import { SessionEventContexts, type ContextExtras } from "./session-event-context.js";
 import type { UploadBody } from "./asset-upload-body.js";
 import type {
   AssetEntry,
@@ -54,27 +56,6 @@ export interface SessionInit {
   readonly uploadBody?: UploadBody;
 }
 
-/** A turn this handle started (sendText or prepare); turns started elsewhere are only reported. */
-interface OwnTurn {
-  readonly turnId: string;
-  readonly kind: TurnKind;
-  /** True once the caller's promise is settled while Core may still be running the turn (its signal aborted). */
-  settled: boolean;
-  /** Its request has left and no answer has come yet: a lost link then leaves the request to be sent again. */
-  awaitingAnswer: boolean;
-  /** A link broke while the request awaited its answer; if the answer then comes anyway, the turn is lost with it. */
-  linkLostMeanwhile?: PedelecError;
-  /**
-   * The request failed with a broken link and went again: the notice of that break may still arrive, and changes
-   * nothing, as the request sent again answers for itself.
-   */
-  sentAgain: boolean;
-  readonly resolve: () => void;
-  readonly reject: (error: PedelecError) => void;
-}
-
-type ContextExtras = Pick<PedelecEventContext, "turnId" | "toolRequestId" | "messageId" | "endReason" | "turnUsage">;
-
 /** The usage of a session before any report. */
 const NO_USAGE: TokenUsage = Object.freeze({});
 
@@ -82,8 +63,6 @@ const NO_USAGE: TokenUsage = Object.freeze({});
 const INTENDED_STOPS: ReadonlySet<string> = new Set(["TURN_CANCELLED", "SESSION_ENDED"]);
 /** Failures of a request that was in flight when a link on the way to Core broke: it may have arrived or not. */
 const LINK_BROKE_IN_FLIGHT: ReadonlySet<string> = new Set(["CORE_RUNTIME_UNAVAILABLE", "NATIVE_CONNECTION_CLOSED", "EXTENSION_DISCONNECTED"]);
-/** Turn kinds are remembered for this many recent turns, so late events of a turn still carry it. */
-const REMEMBERED_TURNS = 64;
 /** When to try re-attaching after the port died, each delay after the previous try failed (about 4.5 s in all). */
 const EAGER_REATTACH_DELAYS_MS = [50, 250, 1_000, 3_000];
 
@@ -122,7 +101,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   /** The link to Core broke under a live port: events may be missing, so the next call re-attaches with afterSeq. */
   #needsReattach = false;
   #resubscribing: Promise<void> | undefined;
-  #status: SessionStatus;
+  /** The session's state as Core's events and answers show it (the status callbacks report its changes). */
+  #mirror: SessionMirrorState;
   #lastSeq: number;
   /** Events up to this seq are a replay of what happened before the latest create/resume/re-attach answer. */
   #replayThrough: number;
@@ -137,7 +117,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   #held: SessionEventEnvelope[] | undefined;
   #ownTurn: OwnTurn | undefined;
   #preparing: Promise<void> | undefined;
-  readonly #turnKinds = new Map<string, TurnKind>();
+  /** Builds callbacks' contexts and remembers recent turns' kinds. */
+  readonly #contexts: SessionEventContexts;
   /** Turns whose failure the SDK already reported when the link broke; Core's own failure of them is not news. */
   readonly #interruptedTurns = new Set<string>();
   #endedBy: "core" | "sdk" | undefined;
@@ -182,7 +163,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       run: (options: PedelecRunOptions) => this.#runs.run(options),
     });
     this.#generation = init.generation;
-    this.#status = info.status;
+    this.#contexts = new SessionEventContexts(info.sessionId, info.provider);
+    this.#mirror = sessionMirrorState(info);
     this.#usage = raisedUsage(NO_USAGE, info.usage);
     // A stale afterSeq (newer than anything Core has) would hide every event to come.
     this.#lastSeq = init.afterSeq === undefined ? info.lastSeq : Math.min(init.afterSeq, info.lastSeq);
@@ -225,7 +207,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
 
   /** The session's current status as Core last reported it: `idle | running | waiting_tool_result | ended | error`. */
   getStatus(): SessionStatus {
-    return this.#status;
+    return this.#mirror.status;
   }
 
   /**
@@ -559,18 +541,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     signal: AbortSignal | undefined,
     start: (markSent: () => void, turn: OwnTurn) => Promise<string | null>,
   ): Promise<void> {
-    let turn!: OwnTurn;
-    const completion = new Promise<void>((resolve, reject) => {
-      turn = {
-        turnId,
-        kind,
-        settled: false,
-        awaitingAnswer: true,
-        sentAgain: false,
-        resolve,
-        reject: kind === "prepare" ? (error) => reject(prepareFailure(error)) : reject,
-      };
-    });
+    const { turn, completion } = createOwnTurn(kind, turnId);
     this.#ownTurn = turn;
     this.#noteTurn(turnId, kind);
     let sent = false;
@@ -579,8 +550,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     }, turn);
     const onAbort = (): void => {
       if (turn.settled || signal === undefined) return;
-      turn.settled = true;
-      turn.reject(turnAborted(signal));
+      settleOwnTurn(turn, turnAborted(signal));
       if (!sent) {
         // Core never heard of this turn: the session is free again at once.
         if (this.#ownTurn === turn) this.#ownTurn = undefined;
@@ -605,29 +575,21 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
         if (lost !== undefined && this.#ownTurn === turn) {
           // Answered by the Core that then went away: nothing of this turn can arrive now.
           this.#ownTurn = undefined;
-          if (!turn.settled) {
-            turn.settled = true;
-            turn.reject(lost);
-          }
+          settleOwnTurn(turn, lost);
           return;
         }
         if (startedTurnId !== null || this.#ownTurn !== turn) return;
         // Nothing to run (a prepare with nothing to prepare).
         this.#ownTurn = undefined;
-        this.#turnKinds.delete(turnId);
-        if (!turn.settled) {
-          turn.settled = true;
-          turn.resolve();
-        }
+        this.#contexts.forgetTurn(turnId);
+        settleOwnTurn(turn);
       },
       (error: unknown) => {
         // The turn may already be settled by end() or a lost link; then this late failure changes nothing.
         if (this.#ownTurn !== turn) return;
         this.#ownTurn = undefined;
-        this.#turnKinds.delete(turnId);
-        if (turn.settled) return;
-        turn.settled = true;
-        turn.reject(PedelecError.from(error, kind === "prepare" ? "PREPARE_FAILED" : "SEND_TEXT_FAILED"));
+        this.#contexts.forgetTurn(turnId);
+        settleOwnTurn(turn, PedelecError.from(error, kind === "prepare" ? "PREPARE_FAILED" : "SEND_TEXT_FAILED"));
       },
     );
     return completion;
@@ -690,7 +652,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       this.#finish("core", this.#coreContext());
       throw sessionEnded();
     }
-    this.#setStatus(info.status, this.#coreContext());
+    this.#applyToMirror({ type: "info-received", status: info.status, activeTurn: info.activeTurn }, this.#coreContext());
     // What the handle missed while it was away (its replay does not call onUsage again).
     this.#setUsage(info.usage, this.#coreContext());
     this.#dispatchPending(info.pendingToolCalls);
@@ -735,20 +697,20 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     const context = (extras: ContextExtras = {}) => this.#coreContext(extras, envelope);
     switch (event.type) {
       case "status-changed":
-        // The status in the answer is where the replayed changes lead; replaying them would only flicker.
-        if (replayed) return;
-        this.#setStatus(event.status, context({ turnId: event.turnId }));
+        // Through the mirror: the answer holds where replayed changes lead, and the table checks live ones.
+        this.#applyToMirror({ type: "event-received", event, replayed }, context({ turnId: event.turnId }));
         return;
       case "turn-started":
         this.#noteTurn(event.turnId, event.turnKind);
+        this.#applyToMirror({ type: "event-received", event, replayed }, context({ turnId: event.turnId }));
         return;
       case "chat-delta":
         // A prepare turn's chat output is hidden from the app by design.
-        if (this.#turnKinds.get(event.turnId) === "prepare") return;
+        if (this.#contexts.turnKind(event.turnId) === "prepare") return;
         this.#chatDeltaListeners.emit(event.delta, context({ turnId: event.turnId, messageId: event.messageId }));
         return;
       case "chat-completed":
-        if (this.#turnKinds.get(event.turnId) === "prepare") return;
+        if (this.#contexts.turnKind(event.turnId) === "prepare") return;
         this.#chatListeners.emit(
           { messageId: event.messageId, text: event.text },
           context({ turnId: event.turnId, messageId: event.messageId }),
@@ -774,16 +736,19 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
         return;
       case "turn-completed":
         this.#noteTurn(event.turnId, event.turnKind);
+        this.#applyToMirror({ type: "event-received", event, replayed }, context({ turnId: event.turnId }));
         this.#settleTurn(event.turnId, undefined, context({ turnId: event.turnId }));
         return;
       case "turn-failed":
         this.#noteTurn(event.turnId, event.turnKind);
+        this.#applyToMirror({ type: "event-received", event, replayed }, context({ turnId: event.turnId }));
         this.#settleTurn(event.turnId, PedelecError.fromWire(event.error), context({ turnId: event.turnId }));
         return;
       case "error-reported":
         this.#errorListeners.emit(PedelecError.fromWire(event.error), context({ turnId: event.turnId }));
         return;
       case "session-ended":
+        // The handle winds down first; its end then moves the mirror (session-left) and reports `ended`.
         this.#finish("core", context({ endReason: event.reason }));
         return;
     }
@@ -798,10 +763,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     const turn = this.#ownTurn;
     if (turn?.turnId !== turnId) return;
     this.#ownTurn = undefined;
-    if (turn.settled) return;
-    turn.settled = true;
-    if (error === undefined) turn.resolve();
-    else turn.reject(error);
+    settleOwnTurn(turn, error);
   }
 
   #handleDisconnect(generation: number, error: PedelecError): void {
@@ -834,7 +796,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     const turn = this.#ownTurn;
     const context = this.#sdkContext({ turnId: turn?.turnId });
     // One failed turn is one error event: this one, not also the turn-failed a restarted Core replays for it.
-    for (const turnId of this.#turnKinds.keys()) this.#interruptedTurns.add(turnId);
+    for (const turnId of this.#contexts.turnIds()) this.#interruptedTurns.add(turnId);
     if (turn !== undefined) this.#interruptedTurns.add(turn.turnId);
     for (const stale of this.#interruptedTurns) {
       // Turns Core never reports again (the session was lost with it) would otherwise be kept forever.
@@ -848,13 +810,10 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       if (!turn.sentAgain) turn.linkLostMeanwhile = error;
     } else if (turn !== undefined) {
       this.#ownTurn = undefined;
-      if (!turn.settled) {
-        turn.settled = true;
-        turn.reject(error);
-      }
+      settleOwnTurn(turn, error);
     }
     // A busy status (isBusySessionStatus) leaves an answer that cannot arrive now.
-    this.#setStatus(statusAfterLinkLost(this.#status, turn !== undefined), context);
+    this.#applyToMirror({ type: "link-lost", ownTurnUnderWay: turn !== undefined }, context);
     this.#errorListeners.emit(error, context);
   }
 
@@ -872,19 +831,20 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     this.#assets.failAll(error);
     const turn = this.#ownTurn;
     this.#ownTurn = undefined;
-    if (turn !== undefined && !turn.settled) {
-      turn.settled = true;
-      turn.reject(error);
-    }
-    this.#setStatus("ended", context);
+    if (turn !== undefined) settleOwnTurn(turn, error);
+    this.#applyToMirror({ type: "session-left" }, context);
     this.#endedListeners.emit(context);
     this.#endedListeners.clear();
   }
 
-  #setStatus(status: SessionStatus, context: PedelecEventContext): void {
-    if (status === this.#status) return;
-    this.#status = status;
-    this.#statusListeners.emit(status, context);
+  /**
+   * Moves the mirror (protocol's stepSessionMirror) and reports a changed status. A change the transition table lacks
+   * (`irregular`: events missed, or the SDK's own `error` after a lost link) is Core's status all the same: it is shown.
+   */
+  #applyToMirror(input: SessionMirrorInput, context: PedelecEventContext): void {
+    const before = this.#mirror.status;
+    this.#mirror = stepSessionMirror(this.#mirror, input).state;
+    if (this.#mirror.status !== before) this.#statusListeners.emit(this.#mirror.status, context);
   }
 
   #setUsage(reported: TokenUsage | undefined, context: PedelecEventContext): void {
@@ -895,44 +855,15 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   }
 
   #noteTurn(turnId: string, kind: TurnKind): void {
-    this.#turnKinds.delete(turnId);
-    this.#turnKinds.set(turnId, kind);
-    if (this.#turnKinds.size <= REMEMBERED_TURNS) return;
-    const oldest = this.#turnKinds.keys().next();
-    if (!oldest.done) this.#turnKinds.delete(oldest.value);
+    this.#contexts.noteTurn(turnId, kind);
   }
 
-  /** A context for what Core said: an event (with its seq and time), or a create/resume answer (now, no seq). */
   #coreContext(extras: ContextExtras = {}, envelope?: SessionEventEnvelope): PedelecEventContext {
-    const base: PedelecEventContext = {
-      sessionId: this.sessionId,
-      provider: this.provider,
-      source: "core",
-      eventEmittedAt: envelope?.emittedAt ?? new Date().toISOString(),
-    };
-    if (envelope !== undefined) base.seq = envelope.seq;
-    return this.#withExtras(base, extras);
+    return this.#contexts.core(extras, envelope);
   }
 
   #sdkContext(extras: ContextExtras = {}): PedelecEventContext {
-    return this.#withExtras(
-      { sessionId: this.sessionId, provider: this.provider, source: "sdk", eventEmittedAt: new Date().toISOString() },
-      extras,
-    );
-  }
-
-  #withExtras(base: PedelecEventContext, extras: ContextExtras): PedelecEventContext {
-    const context = { ...base };
-    if (extras.turnId !== undefined) {
-      context.turnId = extras.turnId;
-      const turnKind = this.#turnKinds.get(extras.turnId);
-      if (turnKind !== undefined) context.turnKind = turnKind;
-    }
-    if (extras.toolRequestId !== undefined) context.toolRequestId = extras.toolRequestId;
-    if (extras.messageId !== undefined) context.messageId = extras.messageId;
-    if (extras.endReason !== undefined) context.endReason = extras.endReason;
-    if (extras.turnUsage !== undefined) context.turnUsage = Object.freeze({ ...extras.turnUsage });
-    return context;
+    return this.#contexts.sdk(extras);
   }
 }
 
@@ -957,10 +888,4 @@ function sessionBusy(): PedelecError {
 
 function turnAborted(signal: AbortSignal): PedelecError {
   return abortError(signal, () => new PedelecError("TURN_CANCELLED", "The turn was cancelled"));
-}
-
-/** A prepare() that did not get its turn done: busy and ended keep their codes, anything else is PREPARE_FAILED. */
-function prepareFailure(error: PedelecError): PedelecError {
-  if (error.code === "SESSION_BUSY" || error.code === "SESSION_ENDED" || error.code === "PREPARE_FAILED") return error;
-  return new PedelecError("PREPARE_FAILED", `The session could not be prepared: ${error.message}`, { cause: error.toWire() });
 }

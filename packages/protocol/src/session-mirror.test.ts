@@ -1,0 +1,178 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { SessionStatus } from "./domain.js";
+import type { PendingToolCall, SessionEvent } from "./session-events.js";
+import { sessionMachineState, stepSession, type SessionMachineInput } from "./session-machine.js";
+import {
+  isSessionStatusTransition,
+  sessionMirrorState,
+  stepSessionMirror,
+  type SessionMirrorInput,
+  type SessionMirrorState,
+} from "./session-mirror.js";
+
+const providerFailed = { code: "PROVIDER_FAILED" as const, message: "the provider failed" };
+const cancelled = { code: "TURN_CANCELLED" as const, message: "the turn was cancelled" };
+
+function call(toolRequestId: string, turnId: string): PendingToolCall {
+  return { turnId, toolRequestId, toolName: "add_todo", args: { title: "milk" }, timeoutMs: 5_000 };
+}
+
+/** Feeds `inputs` to the mirror, failing on an irregular step, and returns the final state. */
+function mirror(inputs: readonly SessionMirrorInput[], state: SessionMirrorState = sessionMirrorState({ status: "idle" })) {
+  for (const input of inputs) {
+    const step = stepSessionMirror(state, input);
+    if (step.irregular !== undefined) throw new Error(`irregular ${step.irregular.from} → ${step.irregular.to}`);
+    state = step.state;
+  }
+  return state;
+}
+
+const received = (event: SessionEvent, replayed = false): SessionMirrorInput => ({ type: "event-received", event, replayed });
+
+describe("the session mirror", () => {
+  it("follows a turn: the turn under way, its status, then idle", () => {
+    const running = mirror([
+      received({ type: "turn-started", turnId: "t1", turnKind: "user" }),
+      received({ type: "status-changed", status: "running", turnId: "t1" }),
+    ]);
+    expect(running).toEqual({ status: "running", activeTurn: { turnId: "t1", turnKind: "user" }, ended: false });
+    const idle = mirror(
+      [received({ type: "status-changed", status: "idle", turnId: "t1" }), received({ type: "turn-completed", turnId: "t1", turnKind: "user" })],
+      running,
+    );
+    expect(idle).toEqual({ status: "idle", activeTurn: null, ended: false });
+  });
+
+  it("takes a status change the table lacks from Core anyway, and says so", () => {
+    const step = stepSessionMirror(sessionMirrorState({ status: "idle" }), received({ type: "status-changed", status: "waiting_tool_result" }));
+    expect(step.state.status).toBe("waiting_tool_result");
+    expect(step.irregular).toEqual({ from: "idle", to: "waiting_tool_result" });
+    expect(isSessionStatusTransition("idle", "waiting_tool_result")).toBe(false);
+    expect(isSessionStatusTransition("idle", "running")).toBe(true);
+    expect(isSessionStatusTransition("running", "running")).toBe(false);
+  });
+
+  it("leaves replayed events to the answer, which holds where they lead", () => {
+    const state = sessionMirrorState({ status: "idle" });
+    const replayed = mirror(
+      [received({ type: "status-changed", status: "running" }, true), received({ type: "session-ended", reason: "requested" }, true)],
+      state,
+    );
+    expect(replayed).toBe(state);
+    const attached = mirror([{ type: "info-received", status: "running", activeTurn: { turnId: "t2", turnKind: "prepare" } }], state);
+    expect(attached).toEqual({ status: "running", activeTurn: { turnId: "t2", turnKind: "prepare" }, ended: false });
+  });
+
+  it("shows error after a lost link while busy or during the page's own turn, and keeps ended final", () => {
+    expect(mirror([{ type: "link-lost", ownTurnUnderWay: false }], sessionMirrorState({ status: "waiting_tool_result" })).status).toBe("error");
+    expect(mirror([{ type: "link-lost", ownTurnUnderWay: true }]).status).toBe("error");
+    expect(mirror([{ type: "link-lost", ownTurnUnderWay: false }]).status).toBe("idle");
+    const ended = mirror([{ type: "session-left" }]);
+    expect(ended).toEqual({ status: "ended", activeTurn: null, ended: true });
+    expect(mirror([received({ type: "status-changed", status: "running" }), { type: "link-lost", ownTurnUnderWay: true }], ended)).toBe(ended);
+    expect(sessionMirrorState({ status: "ended" }).ended).toBe(true);
+  });
+});
+
+/** Makes an input, given the ids of the tool calls made so far and a way to make a new one. */
+type InputMaker = (made: readonly string[], next: () => string) => SessionMachineInput;
+
+const madeCall = (made: readonly string[], index: number): string => made[index % Math.max(made.length, 1)] ?? "none";
+const turnIds = fc.constantFrom("t1", "t2", "t3");
+
+/**
+ * Every input of the machine but `core-lost`, which by design sends no event (the runtime vanished), so no page could
+ * mirror it.
+ */
+const inputArbitrary: fc.Arbitrary<InputMaker> = fc.oneof(
+  fc.record({ turnId: turnIds, kind: fc.constantFrom("user" as const, "prepare" as const), canPrepare: fc.boolean() }).map(
+    ({ turnId, kind, canPrepare }): InputMaker =>
+      () => ({ type: "turn-requested", turnId, turnKind: kind, canPrepare }),
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      () => ({ type: "turn-began", turnId }),
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      () => ({ type: "turn-stopping", turnId }),
+  ),
+  fc.record({ turnId: turnIds, error: fc.constantFrom(undefined, cancelled, providerFailed) }).map(
+    ({ turnId, error }): InputMaker =>
+      () =>
+        error === undefined ? { type: "turn-ended", turnId } : { type: "turn-ended", turnId, error },
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      () => ({ type: "interrupted-turn-failed", turnId, turnKind: "user", error: providerFailed }),
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      (_made, next) => ({ type: "tool-call-requested", call: call(next(), turnId) }),
+  ),
+  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b") }).map(
+    ({ index, claimant }): InputMaker =>
+      (made) => ({ type: "tool-call-claimed", toolRequestId: madeCall(made, index), claimant }),
+  ),
+  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b", undefined) }).map(
+    ({ index, claimant }): InputMaker =>
+      (made) => ({ type: "tool-call-answered", toolRequestId: madeCall(made, index), claimant }),
+  ),
+  fc.record({ index: fc.nat(), outcome: fc.constantFrom("timed-out" as const, "cancelled" as const, "abandoned" as const) }).map(
+    ({ index, outcome }): InputMaker =>
+      (made) => ({ type: "tool-call-settled", toolRequestId: madeCall(made, index), outcome }),
+  ),
+  fc.constantFrom("tab-a", "tab-b").map(
+    (gone): InputMaker =>
+      () => ({ type: "tool-claims-released", isGone: (claimant: string) => claimant === gone }),
+  ),
+  fc.constant<InputMaker>(() => ({ type: "session-ending" })),
+  fc.constantFrom("requested" as const, "expired" as const).map(
+    (reason): InputMaker =>
+      () => ({ type: "session-ended", reason }),
+  ),
+);
+
+const startStatus = fc.constantFrom<SessionStatus>("idle", "running", "waiting_tool_result", "error");
+
+describe("the session mirror, on the events of the real machine", () => {
+  it("shows the machine's status, turn under way and end after every step, and finds every change in the table", () => {
+    fc.assert(
+      fc.property(startStatus, fc.array(inputArbitrary, { maxLength: 60 }), fc.nat({ max: 60 }), (status, makers, attachAt) => {
+        let machine = sessionMachineState({ sessionId: "s1", status });
+        let page = sessionMirrorState({ status });
+        // A second page attaches part way through: it gets the answer, then the replay of what came before it.
+        let late: SessionMirrorState | undefined;
+        const replay: SessionEvent[] = [];
+        const made: string[] = [];
+        const next = () => {
+          made.push(`r${made.length + 1}`);
+          return made[made.length - 1]!;
+        };
+        makers.forEach((make, index) => {
+          const step = stepSession(machine, make(made, next));
+          machine = step.state;
+          for (const { event } of step.events) {
+            const mirrored = stepSessionMirror(page, received(event));
+            expect(mirrored.irregular).toBeUndefined();
+            page = mirrored.state;
+            if (late === undefined) replay.push(event);
+            else late = stepSessionMirror(late, received(event)).state;
+          }
+          if (index === attachAt) {
+            const turn = machine.activeTurn?.begun === true ? { turnId: machine.activeTurn.turnId, turnKind: machine.activeTurn.turnKind } : null;
+            late = sessionMirrorState({ status: machine.status, activeTurn: turn });
+            for (const event of replay) late = stepSessionMirror(late, received(event, true)).state;
+          }
+          const begun = machine.activeTurn?.begun === true ? machine.activeTurn.turnId : undefined;
+          expect(page.status).toBe(machine.status);
+          expect(page.activeTurn?.turnId).toBe(begun);
+          expect(page.ended).toBe(machine.status === "ended");
+          if (late !== undefined) expect(late).toEqual(page);
+        });
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
