@@ -44,7 +44,7 @@ type SessionHandlers = {
     frame: CoreRequestFrame,
   ) => Promise<Result<T> | AnswerThen<Result<T>>> | Result<T> | AnswerThen<Result<T>>;
 };
-/** Ping and shutdown are answered before this router has loaded (see core-daemon.ts), never by it. */
+/** Ping and shutdown are answered before this router has loaded (see core-route.ts), never by it. */
 type LocalHandlers = {
   [T in Exclude<keyof typeof localRequestSchemas, CoreLifecycleRequestType>]: (
     payload: Payload<T>,

@@ -1,5 +1,5 @@
 // What serves sessions: settings, providers, the session manager, Full Access checks and the request router with every
-// session request's schema. Core loads this module with its background start, once it listens (see core-daemon.ts), so
+// session request's schema. Core loads this module with its background start, once it listens (see core-background-start.ts), so
 // connecting and the first ping wait for none of it.
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
