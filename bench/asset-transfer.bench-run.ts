@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import { CoreConnection } from "@pedelec/core-client/core-client";
-import { exchange, patternBytes } from "@pedelec/core/assets/asset-test-client";
+import { exchange, patternBytes } from "@pedelec/core/testing/asset-test-client";
 import { latencySummary, ms } from "./latency-summary.js";
 
 const repoRoot = resolve(fileURLToPath(new URL("..", import.meta.url)));

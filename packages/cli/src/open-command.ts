@@ -5,9 +5,9 @@ import { waitForCore } from "@pedelec/core-client/core-launch";
 import { launchCoreDetached } from "@pedelec/core/core-launcher";
 import { resolveCorePaths, type CorePaths } from "@pedelec/core/core-paths";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import type { CommandIo } from "./command-io.js";
 import { parseCommandLine, PEDELEC_VERSION } from "./command-line.js";
 import { writeLaunchers } from "./launchers.js";
-import type { CommandIo } from "./pedelec-command.js";
 
 export const OPEN_USAGE = `Usage: pedelec open [--print] [--json]
 

@@ -12,11 +12,11 @@ import { loadSettings } from "@pedelec/core/settings";
 import { CONFIG_KEYS, readConfig, SECRET_CONFIG_KEYS, setConfig } from "@pedelec/core/settings-keys";
 import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { HostPlatform, MachineView } from "./browser-layouts.js";
+import type { MachineView } from "./browser-layouts.js";
+import type { CommandIo } from "./command-io.js";
 import { parseCommandLine, PEDELEC_VERSION, UsageError } from "./command-line.js";
-import { readConfigValue, type ValueInput } from "./config-value-input.js";
+import { readConfigValue } from "./config-value-input.js";
 import { DOCTOR_USAGE, runDoctorCommand } from "./doctor-command.js";
-import type { StepRunner } from "./host-registration.js";
 import { INSTALL_USAGE, runInstallCommand } from "./install-command.js";
 import { writeLaunchers } from "./launchers.js";
 import { OPEN_USAGE, runOpenCommand } from "./open-command.js";
@@ -80,24 +80,6 @@ secrets. Set ollama.apiKey that way, e.g. \`pedelec config set ollama.apiKey - <
 (\`pedelec open\`, Providers): a value on the command line is visible to every local user in \`ps\`, and npx writes
 its command line to ~/.npm/_logs.`,
 };
-
-export interface CommandIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  env: NodeJS.ProcessEnv;
-  /** The user's home folder for browser folders; the real one unless a test gives a temporary one. */
-  home?: string;
-  /** The platform whose browser layout to use; this one unless a test lays out another. */
-  platform?: HostPlatform;
-  /** Where /usr/bin, /opt and /Applications are looked up; "/" unless a test gives an empty folder. */
-  systemRoot?: string;
-  /** Carries out install steps; the real machine unless a test records them. */
-  stepRunner?: StepRunner;
-  /** How doctor starts Core when it is not running; the native host's way unless a test gives another. */
-  launchCore?: () => Promise<number>;
-  /** Where `config set <key> -` reads its value; process.stdin unless a test pipes one in. */
-  stdin?: ValueInput;
-}
 
 /** Runs one `pedelec` command; returns the process exit code (2 for a command line that cannot be run). */
 export async function runPedelecCommand(argv: readonly string[], io: CommandIo): Promise<number> {

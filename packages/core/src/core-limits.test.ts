@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import type { ResourceLimits } from "@pedelec/protocol/resource-limits";
-import { exchange } from "./assets/asset-test-client.js";
+import { exchange } from "./testing/asset-test-client.js";
 import { useCoreUnderTest } from "./testing/core-home.js";
 
 const standInDir = resolve(fileURLToPath(new URL("../../../test/stand-ins/claude", import.meta.url)));

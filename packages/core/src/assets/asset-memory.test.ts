@@ -6,7 +6,7 @@ import { MAX_ASSET_BYTES } from "@pedelec/protocol/assets";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { startCore } from "../core-daemon.js";
 import { createCoreHome } from "../testing/core-home.js";
-import { exchange, patternBytes } from "./asset-test-client.js";
+import { exchange, patternBytes } from "../testing/asset-test-client.js";
 
 const standInDir = resolve(fileURLToPath(new URL("../../../../test/stand-ins/claude", import.meta.url)));
 const ORIGIN = "http://127.0.0.1:4000";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AssetTransfers, type AssetSession } from "./asset-transfers.js";
-import { exchange } from "./asset-test-client.js";
+import { exchange } from "../testing/asset-test-client.js";
 import { codeOf } from "../testing/error-code.js";
 import { DISGUISING_ASSET_PATHS } from "@pedelec/protocol/testing/disguising-asset-paths";
 

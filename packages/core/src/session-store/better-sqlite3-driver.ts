@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
-import type { SqliteDatabase, SqliteOpenOptions } from "./sqlite-database.js";
+import type { SqliteDatabase, SqliteOpenOptions } from "./sqlite-connection.js";
 
 let betterSqlite3: typeof BetterSqlite3 | undefined;
 

@@ -1,4 +1,4 @@
-import type { SqliteDatabase, SqliteOpenOptions, SqliteStatement, SqliteTransaction } from "./sqlite-database.js";
+import type { SqliteDatabase, SqliteOpenOptions, SqliteStatement, SqliteTransaction } from "./sqlite-connection.js";
 import { sqliteResultCodeName } from "./sqlite-result-codes.js";
 
 // The part of `node:sqlite` used here (Node 22.13+; this project's @types/node describes Node 20, which has none).
