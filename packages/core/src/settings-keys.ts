@@ -42,7 +42,7 @@ const KNOWN_KEYS_TEXT =
  * Keys whose values are secrets: `config get` shows only whether they are set, and `pedelec config set <key> -` reads
  * them from stdin (a hidden prompt on a terminal), so they need not go on a command line.
  */
-export const SECRET_CONFIG_KEYS: readonly string[] = PROVIDER_CONFIG_KEYS.filter(({ setting }) => setting.secret === true).map(({ key }) => key);
+export const SECRET_CONFIG_KEYS: readonly string[] = PROVIDER_CONFIG_KEYS.filter(({ setting }) => setting.secret !== undefined).map(({ key }) => key);
 
 /** What `config get` shows for a secret: whether it is set, never the value. */
 const SECRET_SET = "(set)";
@@ -61,7 +61,7 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
   for (const code of PROVIDER_CODES) values[`providers.${code}.path`] = settings.providers[code]?.path ?? null;
   for (const { key, code, field, setting } of PROVIDER_CONFIG_KEYS) {
     const value = objectAt(settings, code)[field];
-    values[key] = setting.secret === true ? (value === "" || value === undefined ? null : SECRET_SET) : value;
+    values[key] = setting.secret !== undefined ? (value === "" || value === undefined ? null : SECRET_SET) : value;
   }
   values.sessionRetentionDays = settings.sessionRetentionDays;
   values.modelResponseTimeoutSeconds = settings.modelResponseTimeoutSeconds;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EFFORT_LEVELS, effortLevelSchema, providerCodeSchema, sessionIdSchema } from "@pedelec/protocol/domain";
+import { EFFORT_LEVELS, effortLevelSchema, providerCodeSchema, sessionIdSchema, type ProviderCode } from "@pedelec/protocol/domain";
 import { publicSettingsSchema, sessionInfoSchema, providerStatusSchema } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { WireError } from "@pedelec/protocol/wire-error";
@@ -27,11 +27,25 @@ export const panelProviderSchema = providerStatusSchema.extend({
 });
 export type PanelProvider = z.infer<typeof panelProviderSchema>;
 
+/** A provider's secret setting (a key for its endpoint) as the Providers page shows it: never its value. */
+export interface PanelSecret {
+  /** Its settings key, as `pedelec config set` names it: `ollama.apiKey`. */
+  key: string;
+  provider: ProviderCode;
+  /** The provider's name and the field's label: "Ollama", "API key". */
+  providerName: string;
+  label: string;
+  /** What the secret is for and where it is kept. */
+  description: string;
+  /** Whether one is stored; the secret itself never leaves Core. */
+  set: boolean;
+}
+
 export interface PanelProvidersAnswer {
   providers: PanelProvider[];
   settings: z.infer<typeof publicSettingsSchema>;
-  /** Whether an Ollama API key is stored; the key itself never leaves Core. */
-  ollamaApiKeySet: boolean;
+  /** Every provider's secret settings, in the order `pedelec config get` lists them. */
+  secrets: PanelSecret[];
 }
 
 /** One change to settings.json, checked as Core checks it; the next session uses it. */
@@ -47,8 +61,8 @@ export const panelSettingChangeSchema = z.discriminatedUnion("setting", [
     level: effortLevelSchema,
     tokens: z.array(z.string().max(10_000)).max(1_000).nullable(),
   }),
-  /** The Ollama API key, posted from the page's password field; empty clears it. Never echoed back. */
-  z.strictObject({ setting: z.literal("ollamaApiKey"), value: z.string().max(4_096) }),
+  /** A provider's secret (`key` as in PanelSecret), posted from the page's password field; empty clears it. Never echoed back. */
+  z.strictObject({ setting: z.literal("providerSecret"), key: z.string().max(200), value: z.string().max(4_096) }),
 ]);
 export type PanelSettingChange = z.infer<typeof panelSettingChangeSchema>;
 

@@ -306,30 +306,37 @@ describe("the control panel's providers and settings", () => {
     const key = "sk-panel-0123456789-very-secret";
     const put = (body: unknown, headers: Record<string, string> = {}) => send(panel.port, api(panel, "settings"), { method: "PUT", body, headers });
     const before = JSON.parse((await send(panel.port, api(panel, "providers"))).body) as PanelProvidersAnswer;
-    expect(before.ollamaApiKeySet).toBe(false);
+    expect(before.secrets).toEqual([
+      { key: "ollama.apiKey", provider: "ollama", providerName: "Ollama", label: "API key", description: expect.stringContaining("settings.json (0600)"), set: false },
+    ]);
     // Another origin's page cannot set it, nor a form post.
-    expect((await put({ setting: "ollamaApiKey", value: key }, { origin: "http://127.0.0.1:3000" })).status).toBe(403);
+    expect((await put({ setting: "providerSecret", key: "ollama.apiKey", value: key }, { origin: "http://127.0.0.1:3000" })).status).toBe(403);
     await expect(stat(join(home, "settings.json"))).rejects.toMatchObject({ code: "ENOENT" });
 
-    const saved = await put({ setting: "ollamaApiKey", value: key }, { origin: `http://127.0.0.1:${panel.port}` });
+    const saved = await put({ setting: "providerSecret", key: "ollama.apiKey", value: key }, { origin: `http://127.0.0.1:${panel.port}` });
     expect(saved.status).toBe(200);
     expect(saved.body).not.toContain(key);
-    expect((JSON.parse(saved.body) as PanelProvidersAnswer).ollamaApiKeySet).toBe(true);
+    expect((JSON.parse(saved.body) as PanelProvidersAnswer).secrets[0]?.set).toBe(true);
     const settingsFile = join(home, "settings.json");
     expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe(key);
     expect((await stat(settingsFile)).mode & 0o777).toBe(0o600);
     // Nothing the panel serves shows it: not the providers, not the logs.
     for (const path of ["providers", "logs", "sessions", "origins"]) expect((await send(panel.port, api(panel, path))).body).not.toContain(key);
 
-    const twoLines = await put({ setting: "ollamaApiKey", value: "one\ntwo" });
+    const twoLines = await put({ setting: "providerSecret", key: "ollama.apiKey", value: "one\ntwo" });
     expect(JSON.parse(twoLines.body)).toEqual({ error: { code: "INVALID_INPUT", message: "ollama.apiKey must be one line" } });
-    const tooLong = await put({ setting: "ollamaApiKey", value: "k".repeat(5_000) });
+    const tooLong = await put({ setting: "providerSecret", key: "ollama.apiKey", value: "k".repeat(5_000) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body).not.toContain("kkkk");
     expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe(key);
 
-    const cleared = await put({ setting: "ollamaApiKey", value: "" });
-    expect((JSON.parse(cleared.body) as PanelProvidersAnswer).ollamaApiKeySet).toBe(false);
+    // The secret field sets secrets only: any other key has its own field, checked by its own schema.
+    for (const other of ["ollama.baseUrl", "defaultProvider", "providers.claude.path"]) {
+      const refused = await put({ setting: "providerSecret", key: other, value: "http://127.0.0.1:1" });
+      expect(JSON.parse(refused.body)).toEqual({ error: { code: "INVALID_INPUT", message: `${other} is not a provider's secret setting` } });
+    }
+    const cleared = await put({ setting: "providerSecret", key: "ollama.apiKey", value: "" });
+    expect((JSON.parse(cleared.body) as PanelProvidersAnswer).secrets[0]?.set).toBe(false);
     expect(JSON.parse(await readFile(settingsFile, "utf8")).ollama.apiKey).toBe("");
   });
 });

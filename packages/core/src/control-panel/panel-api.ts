@@ -14,7 +14,7 @@ import {
   type PanelSession,
 } from "./control-panel-wire.js";
 import { readRecentLogs } from "./panel-logs.js";
-import { applySettingChange, panelProviders } from "./panel-settings.js";
+import { applySettingChange, panelProviders, panelSecrets } from "./panel-settings.js";
 
 export interface PanelApiContext {
   sessions: SessionManager;
@@ -48,7 +48,7 @@ export function createPanelApi(context: PanelApiContext): PanelApiHandler {
     return {
       providers: panelProviders(reports, settings, sessions.providers),
       settings: { defaultProvider, defaultEffortLevel, defaultModels },
-      ollamaApiKeySet: settings.ollama.apiKey !== "",
+      secrets: panelSecrets(settings),
     };
   };
   /** A live session by id, through the page path (its own origin), so the panel acts exactly as the page would. */

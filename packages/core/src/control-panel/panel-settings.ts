@@ -1,9 +1,11 @@
-import { EFFORT_LEVELS, PROVIDER_CODES } from "@pedelec/protocol/domain";
+import { EFFORT_LEVELS, PROVIDER_CODES, PROVIDER_NAMES } from "@pedelec/protocol/domain";
+import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { providerConfigKeys } from "../providers/provider-settings.js";
 import type { ProviderRegistry } from "../providers/provider-registry.js";
 import type { ProviderReport } from "../provider-status.js";
 import { loadSettings, type Settings } from "../settings.js";
-import { setConfig } from "../settings-keys.js";
-import type { PanelProvider, PanelSettingChange } from "./control-panel-wire.js";
+import { SECRET_CONFIG_KEYS, setConfig } from "../settings-keys.js";
+import type { PanelProvider, PanelSecret, PanelSettingChange } from "./control-panel-wire.js";
 
 /**
  * Applies one change from the Providers page as `pedelec config set` would (settings-keys.ts): checked as Core checks
@@ -28,9 +30,27 @@ function configEntryOf(change: PanelSettingChange): [key: string, value: string]
       return [`defaultModels.${change.provider}`, change.value];
     case "effortProfile":
       return [`effortProfiles.${change.provider}.${change.level}`, change.tokens === null ? "" : JSON.stringify(change.tokens)];
-    case "ollamaApiKey":
-      return ["ollama.apiKey", change.value];
+    case "providerSecret":
+      // Only a provider's secret: other keys have fields of their own, checked by their own schemas.
+      if (!SECRET_CONFIG_KEYS.includes(change.key)) throw new PedelecError("INVALID_INPUT", `${change.key} is not a provider's secret setting`);
+      return [change.key, change.value];
   }
+}
+
+/** Each provider's secret settings, whether set, never their values. */
+export function panelSecrets(settings: Settings): PanelSecret[] {
+  return providerConfigKeys().flatMap(({ key, code, field, setting }) =>
+    setting.secret === undefined
+      ? []
+      : [{ key, provider: code, providerName: PROVIDER_NAMES[code], ...setting.secret, set: isSet(settings, code, field) }],
+  );
+}
+
+/** Whether a provider's own setting (`settings.ollama.apiKey`) holds a value. */
+function isSet(settings: Settings, code: string, field: string): boolean {
+  const section: unknown = (settings as unknown as Record<string, unknown>)[code];
+  const value = typeof section === "object" && section !== null ? (section as Record<string, unknown>)[field] : undefined;
+  return value !== undefined && value !== "";
 }
 
 /** What the Providers page shows of each provider: its report and the profile in force at each level. */

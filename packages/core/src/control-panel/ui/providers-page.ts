@@ -1,4 +1,4 @@
-import type { PanelProvider, PanelProvidersAnswer, PanelSettingChange } from "../control-panel-wire.js";
+import type { PanelProvider, PanelProvidersAnswer, PanelSecret, PanelSettingChange } from "../control-panel-wire.js";
 import { element, replaceChildren } from "./dom.js";
 import { PanelRequestError, callPanel } from "./panel-client.js";
 
@@ -11,9 +11,9 @@ const LEVELS = ["low", "medium", "high"] as const;
 export function mountProvidersPage(container: HTMLElement): () => void {
   const status = element("p", { "data-role": "status" }, "Looking for providers…");
   const defaults = element("section", { "data-role": "defaults" });
-  const ollamaKey = element("section", { "data-role": "ollama-api-key" });
+  const secrets = element("section", { "data-role": "secrets" });
   const providers = element("section", { "data-role": "providers" });
-  replaceChildren(container, element("h1", {}, "Providers"), status, defaults, ollamaKey, providers);
+  replaceChildren(container, element("h1", {}, "Providers"), status, defaults, secrets, providers);
 
   /** Sends one change; its outcome goes to `problem` (the element next to the field). */
   const change = async (setting: PanelSettingChange, problem: HTMLElement): Promise<PanelProvidersAnswer | undefined> => {
@@ -30,7 +30,7 @@ export function mountProvidersPage(container: HTMLElement): () => void {
 
   const render = (answer: PanelProvidersAnswer): void => {
     renderDefaults(answer);
-    renderOllamaKey(answer.ollamaApiKeySet);
+    replaceChildren(secrets, ...answer.secrets.map(secretSection));
     replaceChildren(providers, ...answer.providers.map((provider) => providerCard(provider, answer.settings.defaultModels[provider.code] ?? "")));
   };
 
@@ -57,42 +57,50 @@ export function mountProvidersPage(container: HTMLElement): () => void {
   };
 
   /**
-   * The Ollama API key: a password field whose value is sent once (PUT settings) and then cleared; Core answers only
-   * whether a key is set, so the page never holds or shows a stored key.
+   * One provider secret (Ollama's API key): a password field whose value is sent once (PUT settings) and then cleared;
+   * Core answers only whether one is set, so the page never holds or shows a stored secret.
    */
-  const renderOllamaKey = (keySet: boolean): void => {
-    const problem = element("span", { class: "problem", "data-role": "ollama-api-key-error" });
-    const field = element("input", { type: "password", name: "ollamaApiKey", autocomplete: "off", spellcheck: "false", placeholder: keySet ? "a key is set; type a new one to replace it" : "paste the key" });
-    const form = element(
-      "form",
-      { "data-role": "ollama-api-key-form" },
-      element("label", {}, "Ollama API key ", field),
-      " ",
-      element("button", { type: "submit", "data-action": "save-ollama-api-key" }, "Save key"),
-      " ",
-      element("button", { type: "button", "data-action": "clear-ollama-api-key", disabled: !keySet }, "Remove key"),
-      " ",
-      element("span", { class: "muted", "data-role": "ollama-api-key-state" }, keySet ? "set" : "not set"),
-      " ",
-      problem,
-    );
-    const send = async (value: string): Promise<void> => {
-      field.value = "";
-      const answer = await change({ setting: "ollamaApiKey", value }, problem);
-      if (answer !== undefined) renderOllamaKey(answer.ollamaApiKeySet);
+  const secretSection = (secret: PanelSecret): HTMLElement => {
+    const role = secretRole(secret.key);
+    const section = element("section", { "data-role": role });
+    const render = (isSet: boolean): void => {
+      const problem = element("span", { class: "problem", "data-role": `${role}-error` });
+      const field = element("input", {
+        type: "password",
+        name: secretFieldName(secret.key),
+        autocomplete: "off",
+        spellcheck: "false",
+        placeholder: isSet ? "one is set; type a new one to replace it" : "paste it here",
+      });
+      const form = element(
+        "form",
+        { "data-role": `${role}-form` },
+        element("label", {}, `${secret.providerName} ${secret.label} `, field),
+        " ",
+        element("button", { type: "submit", "data-action": `save-${role}` }, "Save"),
+        " ",
+        element("button", { type: "button", "data-action": `clear-${role}`, disabled: !isSet }, "Remove"),
+        " ",
+        element("span", { class: "muted", "data-role": `${role}-state` }, isSet ? "set" : "not set"),
+        " ",
+        problem,
+      );
+      const send = async (value: string): Promise<void> => {
+        field.value = "";
+        const answer = await change({ setting: "providerSecret", key: secret.key, value }, problem);
+        const now = answer?.secrets.find((candidate) => candidate.key === secret.key);
+        if (now !== undefined) render(now.set);
+      };
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        if (field.value === "") problem.textContent = "Type or paste it first (Remove clears it).";
+        else void send(field.value);
+      });
+      form.querySelector(`[data-action="clear-${role}"]`)?.addEventListener("click", () => void send(""));
+      replaceChildren(section, element("h2", {}, secret.providerName), element("p", { class: "muted" }, secret.description), form);
     };
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      if (field.value === "") problem.textContent = "Type or paste a key first (Remove key clears it).";
-      else void send(field.value);
-    });
-    form.querySelector('[data-action="clear-ollama-api-key"]')?.addEventListener("click", () => void send(""));
-    replaceChildren(
-      ollamaKey,
-      element("h2", {}, "Ollama"),
-      element("p", { class: "muted" }, "The key Pedelec's agent sends to Ollama (ollama.com or your own server). It is stored in settings.json (0600) and never shown again."),
-      form,
-    );
+    render(secret.set);
+    return section;
   };
 
   const providerCard = (provider: PanelProvider, defaultModel: string): HTMLElement => {
@@ -175,4 +183,14 @@ function parseTokens(text: string): string[] | string {
     // Said below.
   }
   return 'Write a JSON array of strings, like ["--effort","high"], or tokens separated by spaces.';
+}
+
+/** The page's name for a secret's elements: `ollama.apiKey` → `ollama-api-key`. */
+function secretRole(key: string): string {
+  return key.replace(".", "-").replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+}
+
+/** The password field's name: `ollama.apiKey` → `ollamaApiKey`. */
+function secretFieldName(key: string): string {
+  return key.replace(/\.(\w)/, (_dot, letter: string) => letter.toUpperCase());
 }

@@ -25,7 +25,10 @@ export const OLLAMA_SETTINGS = {
       },
     },
     apiKey: {
-      secret: true,
+      secret: {
+        label: "API key",
+        description: "The key Pedelec's agent sends to Ollama (ollama.com or your own server). It is stored in settings.json (0600) and never shown again.",
+      },
       parse: (value: string) => {
         // A key goes into an HTTP header: one line (the message never repeats it).
         if (/[\r\n]/.test(value)) throw new PedelecError("INVALID_INPUT", "ollama.apiKey must be one line");
