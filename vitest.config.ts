@@ -22,8 +22,21 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/*/src/**/*.test.ts", "packages/*/src/**/*.test.tsx", "examples/*/src/**/*.test.ts", "examples/*/src/**/*.test.tsx", "test/stand-ins/**/*.test.ts", "test/model-servers/**/*.test.ts", "test/real-clis/**/*.test.ts", "scripts/**/*.test.ts"],
-          typecheck: { enabled: true, include: ["packages/*/src/**/*.test-d.ts", "packages/*/src/**/*.test-d.tsx"], tsconfig: "./tsconfig.typetests.json" },
+          include: [
+            "packages/*/src/**/*.test.ts",
+            "packages/*/src/**/*.test.tsx",
+            "examples/*/src/**/*.test.ts",
+            "examples/*/src/**/*.test.tsx",
+            "test/stand-ins/**/*.test.ts",
+            "test/model-servers/**/*.test.ts",
+            "test/real-clis/**/*.test.ts",
+            "scripts/**/*.test.ts",
+          ],
+          typecheck: {
+            enabled: true,
+            include: ["packages/*/src/**/*.test-d.ts", "packages/*/src/**/*.test-d.tsx"],
+            tsconfig: "./tsconfig.typetests.json",
+          },
           testTimeout: 20_000,
         },
       },

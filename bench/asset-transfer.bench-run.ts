@@ -86,7 +86,12 @@ async function put(url: string): Promise<void> {
 
 async function get(url: string): Promise<void> {
   let bytes = 0;
-  const answer = await exchange(url, { method: "GET", headers: { origin: ORIGIN }, discardBody: true, onBodyChunk: (chunk) => (bytes += chunk.length) });
+  const answer = await exchange(url, {
+    method: "GET",
+    headers: { origin: ORIGIN },
+    discardBody: true,
+    onBodyChunk: (chunk) => (bytes += chunk.length),
+  });
   expect(answer.status).toBe(200);
   expect(bytes).toBe(SIZE);
 }
@@ -97,7 +102,12 @@ it("measures 100 MiB asset transfers through Core against a plain loopback serve
   const baselineFolder = join(root, "baseline");
   await mkdir(baselineFolder);
   const core = spawn(process.execPath, [join(repoRoot, "packages/core/dist/core-entry.js")], {
-    env: { ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: join(repoRoot, "test/stand-ins/claude"), CLAUDE_CONFIG_DIR: join(root, "claude") },
+    env: {
+      ...process.env,
+      PEDELEC_HOME: home,
+      PEDELEC_PROVIDER_PATH: join(repoRoot, "test/stand-ins/claude"),
+      CLAUDE_CONFIG_DIR: join(root, "claude"),
+    },
     stdio: ["ignore", "ignore", "ignore"],
   });
   const baseline = spawn(process.execPath, ["--input-type=module", "-e", BASELINE_SERVER, baselineFolder], { stdio: ["ignore", "pipe", "inherit"] });
@@ -138,7 +148,9 @@ it("measures 100 MiB asset transfers through Core against a plain loopback serve
     console.log(`asset transfer, 100 MiB, ${ROUNDS} rounds each (interleaved):`);
     line("upload  ", samples.coreUpload, samples.baseUpload);
     line("download", samples.coreDownload, samples.baseDownload);
-    console.log(`  Core's peak RSS growth during the rounds: ${((corePeak - coreRssBefore) / 1024).toFixed(1)} MiB (goal < 32 MiB; RSS before ${(coreRssBefore / 1024).toFixed(1)} MiB)`);
+    console.log(
+      `  Core's peak RSS growth during the rounds: ${((corePeak - coreRssBefore) / 1024).toFixed(1)} MiB (goal < 32 MiB; RSS before ${(coreRssBefore / 1024).toFixed(1)} MiB)`,
+    );
     page.close();
   } finally {
     baseline.kill();

@@ -46,7 +46,11 @@ it("measures pedelec-cli start-up against node -e 0", async () => {
   page.onFrame((frame) => {
     if (frame.kind !== "event" || frame.envelope.event.type !== "tool-call-requested") return;
     const { toolRequestId } = frame.envelope.event;
-    void page.request("submitToolResult", { sessionId: frame.envelope.sessionId, toolRequestId, outcome: { ok: true, result: { added: true } } }, ORIGIN);
+    void page.request(
+      "submitToolResult",
+      { sessionId: frame.envelope.sessionId, toolRequestId, outcome: { ok: true, result: { added: true } } },
+      ORIGIN,
+    );
   });
   const session = await page.request("createSession", { provider: "claude", skills: { guidance: "bench", tools: [addTodoTool(30_000)] } }, ORIGIN);
   await page.request("sendText", { sessionId: session.sessionId, turnId: "bench", text: "hang" }, ORIGIN);
@@ -79,8 +83,12 @@ it("measures pedelec-cli start-up against node -e 0", async () => {
   const toolCall = latencySummary(samples.toolCall);
   console.log(`pedelec-cli start-up, ${RUNS} runs each (interleaved, clean environment):`);
   console.log(`  node -e 0:                          median ${ms(node.median)}, p95 ${ms(node.p95)}`);
-  console.log(`  pedelec-cli --help:                 median ${ms(help.median)}, p95 ${ms(help.p95)}, ratio ${(help.median / node.median).toFixed(2)}×`);
-  console.log(`  pedelec-cli tool-call through Core: median ${ms(toolCall.median)}, p95 ${ms(toolCall.p95)}, ratio ${(toolCall.median / node.median).toFixed(2)}×`);
+  console.log(
+    `  pedelec-cli --help:                 median ${ms(help.median)}, p95 ${ms(help.p95)}, ratio ${(help.median / node.median).toFixed(2)}×`,
+  );
+  console.log(
+    `  pedelec-cli tool-call through Core: median ${ms(toolCall.median)}, p95 ${ms(toolCall.p95)}, ratio ${(toolCall.median / node.median).toFixed(2)}×`,
+  );
   page.close();
   await core.stop();
   await rm(home, { recursive: true, force: true });

@@ -151,7 +151,9 @@ it("measures Chromium launch → first createSession, nothing of Pedelec running
   console.log(`    page open and the SDK loaded: ${medianSpan(runs, "browserUp", "pageReady")}`);
   // The extension opens its link as its worker starts, so the host and Core start while the page loads.
   console.log(`    Chromium launch → native host started: ${medianSpan(runs, "launched", "hostStarted")}`);
-  console.log(`    Chromium launch → Core launched (by the host's entry, before the rest of the host loaded): ${medianSpan(runs, "launched", "coreLaunched")}`);
+  console.log(
+    `    Chromium launch → Core launched (by the host's entry, before the rest of the host loaded): ${medianSpan(runs, "launched", "coreLaunched")}`,
+  );
   console.log(`    Core launched → native host started (its first log line, once loaded): ${medianSpan(runs, "coreLaunched", "hostStarted")}`);
   console.log(`    Core launched → Core listening: ${medianSpan(runs, "coreLaunched", "coreListening")}`);
   console.log(`    Core listening → session in the page: ${medianSpan(runs, "coreListening", "sessionCreated")}`);

@@ -111,8 +111,12 @@ it("measures Core start → first ping against node -e 0", async () => {
     const ratio = used.median / node.median;
     console.log(`node -e 0 (spawn → exit), ${times.node.length} runs: median ${ms(node.median)}, p95 ${ms(node.p95)}`);
     console.log(`Core start in a used home (spawn → first answered ping), ${times.used.length} runs: median ${ms(used.median)}, p95 ${ms(used.p95)}`);
-    console.log(`Core's first start in a new home, ${times.fresh.length} runs: median ${ms(fresh.median)}, p95 ${ms(fresh.p95)} (${(fresh.median / node.median).toFixed(2)}x)`);
-    console.log(`ratio Core (used home) / node -e 0: median ${ratio.toFixed(2)}x (goal ≤ ${GOAL_RATIO}x: ${ratio <= GOAL_RATIO ? "met" : "not met"})`);
+    console.log(
+      `Core's first start in a new home, ${times.fresh.length} runs: median ${ms(fresh.median)}, p95 ${ms(fresh.p95)} (${(fresh.median / node.median).toFixed(2)}x)`,
+    );
+    console.log(
+      `ratio Core (used home) / node -e 0: median ${ratio.toFixed(2)}x (goal ≤ ${GOAL_RATIO}x: ${ratio <= GOAL_RATIO ? "met" : "not met"})`,
+    );
   } finally {
     await rm(usedHome, { recursive: true, force: true });
   }

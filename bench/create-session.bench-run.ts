@@ -34,7 +34,6 @@ const TOOLS = Array.from({ length: 10 }, (_, index) => ({
   timeoutMs: 30_000,
 }));
 
-
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 it("measures createSession against a ping round trip, and memory after ending 100 sessions", async () => {

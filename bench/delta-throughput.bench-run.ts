@@ -226,7 +226,10 @@ function checkText(side: string, timing: TurnTiming, expected: string): void {
   );
 }
 
-const load = (): string => loadavg().map((value) => value.toFixed(1)).join(" ");
+const load = (): string =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(" ");
 
 /** Microseconds one safeParse of `message` takes, over enough calls to be stable. */
 function parseMicroseconds(parse: () => { success: boolean }): number {
@@ -274,7 +277,9 @@ it(`measures ${DELTAS} chat deltas into a page against the same lines from a pip
       checkText("Pedelec warm-up", pedelec, expected);
       const pipe = await pipeTurn(MANY_DELTAS, DELTAS, expected.length);
       checkText("pipe warm-up", pipe, expected);
-      console.log(`warm-up turn ${turn}: Pedelec ${rate(streamed(pedelec))}, pipe ${rate(streamed(pipe))}, ratio ${(streamed(pedelec) / streamed(pipe)).toFixed(2)}×`);
+      console.log(
+        `warm-up turn ${turn}: Pedelec ${rate(streamed(pedelec))}, pipe ${rate(streamed(pipe))}, ratio ${(streamed(pedelec) / streamed(pipe)).toFixed(2)}×`,
+      );
     }
 
     const pedelecRuns: TurnTiming[] = [];
@@ -314,8 +319,12 @@ it(`measures ${DELTAS} chat deltas into a page against the same lines from a pip
     const overallRate = (runs: TurnTiming[]) => median(runs.map((run) => perSecond(DELTAS, run.lastMs)));
     const pedelecRate = streamedRate(pedelecRuns);
     const pipeRate = streamedRate(pipeRuns);
-    console.log(`\n${DELTAS} deltas per turn, ${ROUNDS} rounds interleaved after ${WARM_UP_TURNS} warm-up turns each, medians; every turn's text exact and in order; load average now ${load()}`);
-    console.log(`  deltas/s, first → last delta: Pedelec ${rate(pedelecRate)}, pipe ${rate(pipeRate)}, ratio ${(pedelecRate / pipeRate).toFixed(2)}× (goal ≥ 0.8×)`);
+    console.log(
+      `\n${DELTAS} deltas per turn, ${ROUNDS} rounds interleaved after ${WARM_UP_TURNS} warm-up turns each, medians; every turn's text exact and in order; load average now ${load()}`,
+    );
+    console.log(
+      `  deltas/s, first → last delta: Pedelec ${rate(pedelecRate)}, pipe ${rate(pipeRate)}, ratio ${(pedelecRate / pipeRate).toFixed(2)}× (goal ≥ 0.8×)`,
+    );
     console.log(
       `  deltas/s, send → last delta:  Pedelec ${rate(overallRate(pedelecRuns))}, pipe ${rate(overallRate(pipeRuns))}, ` +
         `ratio ${(overallRate(pedelecRuns) / overallRate(pipeRuns)).toFixed(2)}×`,
@@ -362,7 +371,13 @@ it(`measures ${DELTAS} chat deltas into a page against the same lines from a pip
     // The same frames chosen by `kind` first, so an event meets the event schema only, not both response shapes before it.
     const responseByOk = z.discriminatedUnion("ok", coreResponseFrameSchema.options);
     const hostByKind = z.discriminatedUnion("kind", [responseByOk, coreEventFrameSchema, coreFatalFrameSchema, runOutputFrameSchema]);
-    const extensionByKind = z.discriminatedUnion("kind", [responseByOk, coreEventFrameSchema, coreFatalFrameSchema, hostStatusFrameSchema, chunkFrameSchema]);
+    const extensionByKind = z.discriminatedUnion("kind", [
+      responseByOk,
+      coreEventFrameSchema,
+      coreFatalFrameSchema,
+      hostStatusFrameSchema,
+      chunkFrameSchema,
+    ]);
     const hostKeyed = parseMicroseconds(() => hostByKind.safeParse(frame));
     const extensionKeyed = parseMicroseconds(() => extensionByKind.safeParse(frame, { jitless: true }));
     const perTurn = (microseconds: number) => `${((microseconds * DELTAS) / 1000).toFixed(0)} ms per ${DELTAS} events`;

@@ -10,16 +10,19 @@ import { latencySummary, ms } from "./latency-summary.js";
 
 const TURNS = Number.parseInt(process.env.BENCH_TURNS ?? "100", 10);
 
-
 /** The stand-in agent alone: spawn → first text_delta line on stdout, no Pedelec in between. */
 async function standInFirstDelta(): Promise<number> {
   const state = await mkdtemp(join(tmpdir(), "pedelec-bench-claude-"));
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(join(repoRoot, "test/stand-ins/claude/claude"), ["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"], {
-      cwd: state,
-      env: { ...process.env, CLAUDE_CONFIG_DIR: state },
-    });
+    const child = spawn(
+      join(repoRoot, "test/stand-ins/claude/claude"),
+      ["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"],
+      {
+        cwd: state,
+        env: { ...process.env, CLAUDE_CONFIG_DIR: state },
+      },
+    );
     let seen = false;
     let buffer = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -95,8 +98,12 @@ it("measures launch → first session and sendText → first delta", async () =>
     console.log(`Chromium launch → first session created (Core started by the native host): ${ms(launchToSession)}`);
     console.log(`  of which Chromium launch: ${ms(environment.launchMs)}`);
     console.log(`sendText → first delta over ${firstDeltas.length} turns: median ${ms(delta.median)}, p95 ${ms(delta.p95)}`);
-    console.log(`baseline, stand-in agent alone (spawn → first delta line), ${standIn.length} runs: median ${ms(baseline.median)}, p95 ${ms(baseline.p95)}`);
-    console.log(`ratio Pedelec / stand-in alone: median ${(delta.median / baseline.median).toFixed(2)}x, p95 ${(delta.p95 / baseline.p95).toFixed(2)}x`);
+    console.log(
+      `baseline, stand-in agent alone (spawn → first delta line), ${standIn.length} runs: median ${ms(baseline.median)}, p95 ${ms(baseline.p95)}`,
+    );
+    console.log(
+      `ratio Pedelec / stand-in alone: median ${(delta.median / baseline.median).toFixed(2)}x, p95 ${(delta.p95 / baseline.p95).toFixed(2)}x`,
+    );
     console.log(`page ↔ extension round trip (getApprovalStatus), ${roundTrips.length} runs: median ${ms(bridge.median)}, p95 ${ms(bridge.p95)}`);
   } finally {
     await environment.close();

@@ -15,7 +15,6 @@ import { latencySummary, ms } from "./latency-summary.js";
 const RUNS = Number.parseInt(process.env.BENCH_OLLAMA_RUNS ?? "20", 10);
 const API_KEY = "bench-key";
 
-
 it("measures the first streamed text of an ollama turn", async () => {
   const { startOllamaServer } = (await import(pathToFileURL(join(repoRoot, "test/stand-ins/ollama/ollama-server.mjs")).href)) as {
     startOllamaServer: (options: { models: string[]; apiKey: string }) => Promise<{ url: string; close(): Promise<void> }>;

@@ -20,7 +20,6 @@ import { latencySummary, ms } from "./latency-summary.js";
 
 const RUNS = Number.parseInt(process.env.BENCH_SCRIPT_RUNS ?? "50", 10);
 
-
 function runRaw(denoPath: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(denoPath, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
@@ -49,7 +48,12 @@ it("measures ScriptRunner.run against raw deno run", async () => {
 
   // The agent's command against a real Core, inside a turn of the stand-in agent (for the thread capability).
   const home = join(root, "home");
-  const core = await startCore({ ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: join(repoRoot, "test/stand-ins/claude"), CLAUDE_CONFIG_DIR: join(root, "claude") });
+  const core = await startCore({
+    ...process.env,
+    PEDELEC_HOME: home,
+    PEDELEC_PROVIDER_PATH: join(repoRoot, "test/stand-ins/claude"),
+    CLAUDE_CONFIG_DIR: join(root, "claude"),
+  });
   const page = await CoreConnection.open(core.paths.socketPath);
   const origin = "http://127.0.0.1:4000";
   const session = await page.request("createSession", { provider: "claude" }, origin);
@@ -101,10 +105,16 @@ it("measures ScriptRunner.run against raw deno run", async () => {
   const nodeSummary = latencySummary(samples.node);
   console.log(`script runtime, ${RUNS} runs each (interleaved):`);
   console.log(`  raw deno run (same flags, no wall):       median ${ms(raw.median)}, p95 ${ms(raw.p95)}`);
-  console.log(`  pedelec-ts-runtime through Core:          median ${ms(commandSummary.median)}, p95 ${ms(commandSummary.p95)}, ratio ${(commandSummary.median / raw.median).toFixed(2)}×`);
+  console.log(
+    `  pedelec-ts-runtime through Core:          median ${ms(commandSummary.median)}, p95 ${ms(commandSummary.p95)}, ratio ${(commandSummary.median / raw.median).toFixed(2)}×`,
+  );
   console.log(`    of which Node.js start-up alone:        median ${ms(nodeSummary.median)}, p95 ${ms(nodeSummary.p95)}`);
-  console.log(`  ScriptRunner.run, pre-check cached:       median ${ms(cachedSummary.median)}, p95 ${ms(cachedSummary.p95)}, ratio ${(cachedSummary.median / raw.median).toFixed(2)}×`);
-  console.log(`  ScriptRunner.run, cold deno info check:   median ${ms(coldSummary.median)}, p95 ${ms(coldSummary.p95)}, ratio ${(coldSummary.median / raw.median).toFixed(2)}×`);
+  console.log(
+    `  ScriptRunner.run, pre-check cached:       median ${ms(cachedSummary.median)}, p95 ${ms(cachedSummary.p95)}, ratio ${(cachedSummary.median / raw.median).toFixed(2)}×`,
+  );
+  console.log(
+    `  ScriptRunner.run, cold deno info check:   median ${ms(coldSummary.median)}, p95 ${ms(coldSummary.p95)}, ratio ${(coldSummary.median / raw.median).toFixed(2)}×`,
+  );
   page.close();
   await core.stop();
   await rm(root, { recursive: true, force: true });

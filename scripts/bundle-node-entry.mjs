@@ -41,9 +41,7 @@ const zodNamespaceImports = {
 const builtinDynamicImports = {
   name: "builtin-dynamic-imports",
   setup(build) {
-    build.onResolve({ filter: /^node:/ }, ({ path, kind }) =>
-      kind === "dynamic-import" ? { path, namespace: "builtin-require" } : undefined,
-    );
+    build.onResolve({ filter: /^node:/ }, ({ path, kind }) => (kind === "dynamic-import" ? { path, namespace: "builtin-require" } : undefined));
     build.onLoad({ filter: /.*/, namespace: "builtin-require" }, ({ path }) => ({
       contents: `module.exports = require(${JSON.stringify(path)});`,
       loader: "js",
@@ -266,7 +264,10 @@ export async function bundleNodeEntry({ packageDir, entry, external = [], copied
   } else {
     const { laterRoots, shared } = split;
     // The first part runs the entry and hands the modules the later part uses to it, as its exports s0, s1, …
-    const firstSource = [`import ${JSON.stringify(entryPath)};`, ...shared.map((path, index) => `export * as s${index} from ${JSON.stringify(path)};`)];
+    const firstSource = [
+      `import ${JSON.stringify(entryPath)};`,
+      ...shared.map((path, index) => `export * as s${index} from ${JSON.stringify(path)};`),
+    ];
     await buildPart(first, source(firstSource, `${name}.first-part.js`), [
       redirectImports((path, kind) => {
         const index = laterRoots.indexOf(path);
@@ -332,7 +333,9 @@ export async function bundleNodeEntry({ packageDir, entry, external = [], copied
   for (const part of parts) {
     const cache = await readFile(part.cachePath);
     const modules = Object.keys(part.output.inputs).length;
-    console.log(`${relative(packageDir, part.codePath)}: ${kib(part.output.bytes)} of code from ${modules} modules, ${kib(cache.length)} of code cache`);
+    console.log(
+      `${relative(packageDir, part.codePath)}: ${kib(part.output.bytes)} of code from ${modules} modules, ${kib(cache.length)} of code cache`,
+    );
   }
   return programPath;
 }

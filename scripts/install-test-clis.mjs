@@ -23,7 +23,9 @@ const stale = pinned.filter((name) => installedVersion(name) !== lock.packages[`
 const bins = ["claude", "codex", "opencode"].filter((bin) => !existsSync(join(folder, "node_modules", ".bin", bin)));
 if (stale.length === 0 && bins.length === 0) process.exit(0);
 
-console.log(`Installing the pinned agent CLIs for the tests (${pinned.map((name) => `${name}@${lock.packages[`node_modules/${name}`].version}`).join(", ")})…`);
+console.log(
+  `Installing the pinned agent CLIs for the tests (${pinned.map((name) => `${name}@${lock.packages[`node_modules/${name}`].version}`).join(", ")})…`,
+);
 const started = Date.now();
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 // Not `npm ci`: the lock lists each CLI's platform packages for other systems (OpenCode's for macOS and Windows, say)

@@ -15,7 +15,8 @@ const SOURCE_FILE = /\.(?:ts|tsx|mts|cts|js|mjs|cjs)$/;
 const SKIPPED_FOLDERS: ReadonlySet<string> = new Set(["node_modules", "dist"]);
 
 /** `@pedelec/<package>/<subpath>` as an import, a dynamic import, a require, a resolve or a mock names it. */
-const WORKSPACE_SPECIFIER = /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\.resolve\s*\(\s*|\bmock\s*\(\s*)["'`](@pedelec\/[a-z-]+)\/([^"'`]+)["'`]/g;
+const WORKSPACE_SPECIFIER =
+  /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\.resolve\s*\(\s*|\bmock\s*\(\s*)["'`](@pedelec\/[a-z-]+)\/([^"'`]+)["'`]/g;
 
 type ExportTarget = string | string[] | { [condition: string]: ExportTarget };
 
@@ -74,7 +75,11 @@ function sourceFiles(folder: string): string[] {
 function builtFiles(): string[] {
   const rootConfig = ts.readConfigFile(join(ROOT, "tsconfig.json"), ts.sys.readFile).config as { references: { path: string }[] };
   return rootConfig.references.flatMap((reference) => {
-    const parsed = ts.getParsedCommandLineOfConfigFile(join(ROOT, reference.path, "tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+    const parsed = ts.getParsedCommandLineOfConfigFile(
+      join(ROOT, reference.path, "tsconfig.json"),
+      {},
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+    );
     if (parsed === undefined) throw new Error(`${reference.path}/tsconfig.json cannot be read`);
     return parsed.fileNames;
   });
@@ -84,7 +89,9 @@ describe("package boundaries", () => {
   const packages = workspacePackages();
 
   it("finds the workspace packages", () => {
-    expect(packages.map((workspacePackage) => workspacePackage.name)).toEqual(expect.arrayContaining(["@pedelec/core", "@pedelec/protocol", "@pedelec/cli"]));
+    expect(packages.map((workspacePackage) => workspacePackage.name)).toEqual(
+      expect.arrayContaining(["@pedelec/core", "@pedelec/protocol", "@pedelec/cli"]),
+    );
   });
 
   it("has no package export its whole build: each built file another package may use is named", () => {

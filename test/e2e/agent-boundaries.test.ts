@@ -20,7 +20,11 @@ async function turn(page: import("playwright-core").Page, text: string): Promise
   return (await logOf(page)).filter((entry) => entry.kind === "chat").at(-1).text as string;
 }
 
-const isPresent = (path: string) => access(path).then(() => true, () => false);
+const isPresent = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 describe("what an agent can reach", () => {
   it("refuses a tool call naming another session's thread, made by a real agent inside its turn", async () => {

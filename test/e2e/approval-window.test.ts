@@ -114,19 +114,22 @@ describe("the approval window in real Chromium", () => {
     const windows = watchApprovalWindows(environment.context);
 
     const parent = await openSdkPage(environment);
-    await parent.evaluate(async (urls) => {
-      await Promise.all(
-        urls.map(
-          (url) =>
-            new Promise((resolve) => {
-              const frame = document.createElement("iframe");
-              frame.src = url;
-              frame.onload = resolve;
-              document.body.append(frame);
-            }),
-        ),
-      );
-    }, servers.map((server) => server.url));
+    await parent.evaluate(
+      async (urls) => {
+        await Promise.all(
+          urls.map(
+            (url) =>
+              new Promise((resolve) => {
+                const frame = document.createElement("iframe");
+                frame.src = url;
+                frame.onload = resolve;
+                document.body.append(frame);
+              }),
+          ),
+        );
+      },
+      servers.map((server) => server.url),
+    );
     const frames = parent.frames().filter((frame) => frame !== parent.mainFrame());
     expect(frames).toHaveLength(10);
     // Every frame asks at the same moment and keeps its port open, recording what the extension answers.

@@ -29,10 +29,13 @@ describe("assets in real Chromium", () => {
       // A pattern that differs from byte to byte and block to block, so a shifted or repeated block shows in the hash.
       for (let offset = 0; offset < size; offset += 65_536) crypto.getRandomValues(bytes.subarray(offset, offset + 65_536));
       const file = new File([bytes], "big.bin", { type: "application/octet-stream" });
-      const digest = async (data: ArrayBuffer) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))].map((b) => b.toString(16).padStart(2, "0")).join("");
+      const digest = async (data: ArrayBuffer) =>
+        [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))].map((b) => b.toString(16).padStart(2, "0")).join("");
       const progress: number[] = [];
       const w = window as unknown as Record<string, any>;
-      const path: string = await w.session.uploadAsset(file, "/data/big.bin", { onProgress: (p: { loadedBytes: number }) => progress.push(p.loadedBytes) });
+      const path: string = await w.session.uploadAsset(file, "/data/big.bin", {
+        onProgress: (p: { loadedBytes: number }) => progress.push(p.loadedBytes),
+      });
       const back: File = await w.session.readAsset(path, "file");
       return {
         path,
@@ -60,26 +63,47 @@ describe("assets in real Chromium", () => {
   it("reads text, JSON and files, lists what the agent wrote, and refuses bad paths and reads with their codes", async () => {
     environment = await setUpE2e({ startCore: true });
     const { page, sessionId, workspace } = await approvedSession(environment);
-    expect(await attempt(page, `return await window.session.uploadAsset(new File(["héllo wörld"], "greeting.txt", { type: "text/plain" }));`)).toEqual({ ok: true, value: "/greeting.txt" });
+    expect(
+      await attempt(page, `return await window.session.uploadAsset(new File(["héllo wörld"], "greeting.txt", { type: "text/plain" }));`),
+    ).toEqual({ ok: true, value: "/greeting.txt" });
     expect(await attempt(page, `return await window.session.readAsset("/greeting.txt", "text");`)).toEqual({ ok: true, value: "héllo wörld" });
 
     // The agent writes a report with a script; the page sees and reads it.
     await writeFile(
       join(workspace.path, "report.ts"),
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the script written here uses a template literal of its own
       'import { assetsDir } from "pedelec:workspace";\nDeno.writeTextFileSync(`${assetsDir}/report.json`, JSON.stringify({ cards: 3, done: true }));\nconsole.log("written");\n',
     );
     await attempt(page, `return await window.send(${JSON.stringify(`bash: pedelec-ts-runtime --thread-id ${sessionId} run report.ts`)});`);
     expect((await logOf(page)).filter((entry) => entry.kind === "chat").at(-1)?.text).toBe("Bash exit 0: written");
     const listed = await attempt<{ name: string; path: string; sizeBytes: number }[]>(page, "return await window.session.listAssets();");
     expect(listed.ok && listed.value.map((entry) => entry.path).sort()).toEqual(["/greeting.txt", "/report.json"]);
-    expect(await attempt(page, `return await window.session.readAsset("/report.json", "json");`)).toEqual({ ok: true, value: { cards: 3, done: true } });
+    expect(await attempt(page, `return await window.session.readAsset("/report.json", "json");`)).toEqual({
+      ok: true,
+      value: { cards: 3, done: true },
+    });
 
     await writeFile(join(workspace.path, ".pedelec-runtime", "assets", "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
-    expect(await attempt(page, `return await window.session.readAsset("/latin1.txt", "text");`)).toMatchObject({ ok: false, code: "ASSET_TEXT_DECODE_FAILED" });
-    expect(await attempt(page, `return await window.session.readAsset("/greeting.txt", "json");`)).toMatchObject({ ok: false, code: "ASSET_INVALID_JSON" });
-    expect(await attempt(page, `return await window.session.readAsset("/missing.txt", "text");`)).toMatchObject({ ok: false, code: "ASSET_NOT_FOUND" });
-    expect(await attempt(page, `return await window.session.readAsset("/../secret", "text");`)).toMatchObject({ ok: false, code: "ASSET_PATH_INVALID" });
-    expect(await attempt(page, `return await window.session.uploadAsset(new Blob(["x"]), "/a/./b.txt");`)).toMatchObject({ ok: false, code: "ASSET_PATH_INVALID" });
+    expect(await attempt(page, `return await window.session.readAsset("/latin1.txt", "text");`)).toMatchObject({
+      ok: false,
+      code: "ASSET_TEXT_DECODE_FAILED",
+    });
+    expect(await attempt(page, `return await window.session.readAsset("/greeting.txt", "json");`)).toMatchObject({
+      ok: false,
+      code: "ASSET_INVALID_JSON",
+    });
+    expect(await attempt(page, `return await window.session.readAsset("/missing.txt", "text");`)).toMatchObject({
+      ok: false,
+      code: "ASSET_NOT_FOUND",
+    });
+    expect(await attempt(page, `return await window.session.readAsset("/../secret", "text");`)).toMatchObject({
+      ok: false,
+      code: "ASSET_PATH_INVALID",
+    });
+    expect(await attempt(page, `return await window.session.uploadAsset(new Blob(["x"]), "/a/./b.txt");`)).toMatchObject({
+      ok: false,
+      code: "ASSET_PATH_INVALID",
+    });
 
     // An ended session transfers nothing more.
     await page.evaluate(() => (window as unknown as { session: { end(): Promise<void> } }).session.end());

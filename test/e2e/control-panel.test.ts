@@ -31,13 +31,17 @@ describe("the control panel in real Chromium", () => {
     // `pedelec open` finds no Core, starts one the way `pedelec start --detach` does, and opens the panel.
     const out: string[] = [];
     const opened: string[] = [];
-    const code = await runOpenCommand([], { out: (line) => out.push(line), err: (line) => out.push(line), env: environment.env }, {
-      launchCore: async () => {
-        const result = await started.pedelec("start", "--detach");
-        if (result.code !== 0) throw new Error(result.stderr);
+    const code = await runOpenCommand(
+      [],
+      { out: (line) => out.push(line), err: (line) => out.push(line), env: environment.env },
+      {
+        launchCore: async () => {
+          const result = await started.pedelec("start", "--detach");
+          if (result.code !== 0) throw new Error(result.stderr);
+        },
+        openUrl: async (url) => void opened.push(url),
       },
-      openUrl: async (url) => void opened.push(url),
-    });
+    );
     expect(code).toBe(0);
     // The browser is sent a one-time sign-in link; what is printed is the panel's clean address.
     const url = out[0]!;
@@ -55,7 +59,11 @@ describe("the control panel in real Chromium", () => {
     // The code became an HttpOnly cookie, and the address bar holds neither it nor the secret.
     expect(panel.url()).toBe(url);
     const cookies = await environment.context.cookies(url);
-    expect(cookies.find((cookie) => cookie.name === `pedelec-panel-${panelUrl.port}`)).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/panel/" });
+    expect(cookies.find((cookie) => cookie.name === `pedelec-panel-${panelUrl.port}`)).toMatchObject({
+      httpOnly: true,
+      sameSite: "Strict",
+      path: "/panel/",
+    });
     const row = panel.locator(`tr[data-session-id="${sessionId}"]`);
     await row.waitFor({ timeout: 10_000 });
     await expect(row.textContent()).resolves.toContain(origin);
@@ -70,9 +78,9 @@ describe("the control panel in real Chromium", () => {
     await expect(completed.textContent()).resolves.toContain("Hello to the panel");
     expect(await panel.locator(`li[data-event-type="chat-delta"]`).count()).toBeGreaterThan(0);
     await panel.fill('input[data-filter="type"]', "chat-completed");
-    expect(await panel.locator('ol[data-role="events"] li:not([hidden])').evaluateAll((rows) => rows.map((item) => item.getAttribute("data-event-type")))).toEqual([
-      "chat-completed",
-    ]);
+    expect(
+      await panel.locator('ol[data-role="events"] li:not([hidden])').evaluateAll((rows) => rows.map((item) => item.getAttribute("data-event-type"))),
+    ).toEqual(["chat-completed"]);
 
     // Providers: a refused profile shows Core's reason next to its field; an accepted one is saved.
     await panel.click('nav a[data-page="providers"]');

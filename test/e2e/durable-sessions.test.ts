@@ -18,8 +18,6 @@ const RESUME_KEY = "durable-test-resume";
 const HANDLER_RUNS_KEY = "durable-test-handler-runs";
 const WAIT_MS = 20_000;
 
-type ToolMode = "answer" | "hold" | "answer-then-reload";
-
 interface WireEvent {
   seq: number;
   type: string;
@@ -108,8 +106,7 @@ async function installAppPage(page: Page, tabName: string): Promise<void> {
           },
         }),
       ];
-      w.saveForReload = () =>
-        sessionStorage.setItem(resumeKey, JSON.stringify({ sessionId: w.session.sessionId, lastSeq: w.session.lastSeq }));
+      w.saveForReload = () => sessionStorage.setItem(resumeKey, JSON.stringify({ sessionId: w.session.sessionId, lastSeq: w.session.lastSeq }));
       w.addTodo = (args: { title: string }, context: { toolRequestId: string }) => {
         const run = { tab: w.tabName, title: args.title, toolRequestId: context.toolRequestId };
         w.handlerRuns.push(run);
@@ -135,7 +132,9 @@ async function installAppPage(page: Page, tabName: string): Promise<void> {
             w.saveForReload();
           }
         });
-        session.onActivity((activity: any, context: any) => note({ kind: "activity", text: activity.title, turnId: context.turnId, seq: context.seq }));
+        session.onActivity((activity: any, context: any) =>
+          note({ kind: "activity", text: activity.title, turnId: context.turnId, seq: context.seq }),
+        );
         session.onError((error: any, context: any) =>
           note({ kind: "error", code: error.code, text: error.message, source: context.source, turnId: context.turnId, seq: context.seq }),
         );
@@ -320,7 +319,16 @@ describe("durable sessions in real Chromium", () => {
     const { workspace } = await createApprovedSession(environment, page);
     await page.evaluate(() => (window as any).startTurn("hang"));
     // The agent is at work and has written its first line.
-    await expect.poll(() => access(join(workspace, ".stand-in-hanging")).then(() => true, () => false), { timeout: WAIT_MS }).toBe(true);
+    await expect
+      .poll(
+        () =>
+          access(join(workspace, ".stand-in-hanging")).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: WAIT_MS },
+      )
+      .toBe(true);
     const hangTurn = (await eventsOf(page)).find((event) => event.kind === "status" && event.status === "running")?.turnId;
     expect(hangTurn).toBeDefined();
 
@@ -553,9 +561,7 @@ describe("durable sessions in real Chromium", () => {
     // The same Core served it, the origin's approval was remembered, and the provider's conversation went on.
     expect(await corePidOf(environment)).toBe(core);
     expect(approvals.opened()).toBe(0);
-    expect((await eventsOf(reopened)).filter((event) => event.kind === "chat").map((event) => event.text)).toEqual([
-      `resumed=${conversations[0]}`,
-    ]);
+    expect((await eventsOf(reopened)).filter((event) => event.kind === "chat").map((event) => event.text)).toEqual([`resumed=${conversations[0]}`]);
     console.log(`browser closed and reopened: ms from close to the resumed session's turn resolved: ${recoveryMs.toFixed(0)}`);
   });
 });

@@ -235,9 +235,7 @@ export async function answerApproval(context: BrowserContext, origin: string, ch
 
 /** Live stand-in agent processes working inside `home`. */
 export async function standInProcessesIn(home: string): Promise<number[]> {
-  return (await processesWorkingIn(home))
-    .filter((found) => found.commandLine.includes("stand-ins/claude"))
-    .map((found) => found.pid);
+  return (await processesWorkingIn(home)).filter((found) => found.commandLine.includes("stand-ins/claude")).map((found) => found.pid);
 }
 
 /** Opens the SDK page, creates a session with the recorder installed, and approves the origin. */
@@ -288,13 +286,19 @@ export function watchApprovalWindows(context: BrowserContext): ApprovalWindowWat
     opened += 1;
     open += 1;
     most = Math.max(most, open);
-    page.once("close", () => void (open -= 1));
+    page.once("close", () => {
+      open -= 1;
+    });
   };
   for (const page of context.pages().filter(isApprovalWindow)) track(page);
   context.on("page", (page) => {
     if (isApprovalWindow(page)) track(page);
     // A window may be announced before it committed its URL.
-    else void page.waitForURL(/\/popup\.html/, { timeout: 10_000 }).then(() => track(page), () => undefined);
+    else
+      void page.waitForURL(/\/popup\.html/, { timeout: 10_000 }).then(
+        () => track(page),
+        () => undefined,
+      );
   });
   return { opened: () => opened, mostOpenAtOnce: () => most, openNow: () => open };
 }

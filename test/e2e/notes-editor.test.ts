@@ -15,7 +15,11 @@ async function askForToolCall(page: Page, tool: string, args: object): Promise<v
   await page.locator("#send").click();
 }
 
-const turnOutcome = (page: Page) => page.locator("#turn-outcome").getAttribute("data-outcome", { timeout: 1_000 }).catch(() => null);
+const turnOutcome = (page: Page) =>
+  page
+    .locator("#turn-outcome")
+    .getAttribute("data-outcome", { timeout: 1_000 })
+    .catch(() => null);
 
 describe("the notes editor example in real Chromium", () => {
   it("waits for the user's Accept before an agent's edit lands, and closes the dialog when the turn is cancelled", async () => {

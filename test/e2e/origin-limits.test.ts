@@ -52,7 +52,10 @@ describe("a hostile approved page meets the per-origin limits, in real Chromium"
 
   it("refuses uploads past the session's and the origin's quotas and below the disk's floor, and scripts below the floor", async () => {
     environment = await setUpE2e({ startCore: true });
-    await writeFile(join(environment.home, "settings.json"), JSON.stringify({ limits: { assetBytesPerSession: 8 * MIB, assetBytesPerOrigin: 12 * MIB } }));
+    await writeFile(
+      join(environment.home, "settings.json"),
+      JSON.stringify({ limits: { assetBytesPerSession: 8 * MIB, assetBytesPerOrigin: 12 * MIB } }),
+    );
     const { page } = await approvedSession(environment);
     await page.evaluate(async () => {
       const w = window as unknown as Record<string, any>;
@@ -67,9 +70,11 @@ describe("a hostile approved page meets the per-origin limits, in real Chromium"
       };
     });
     const upload = (session: string, path: string, mebibytes: number) =>
-      page.evaluate(([name, target, size]) => (window as unknown as Record<string, any>).uploadTo((window as any)[name], target, size), [session, path, mebibytes] as const) as Promise<
-        { ok: true; path: string } | ({ ok: false } & Refusal)
-      >;
+      page.evaluate(([name, target, size]) => (window as unknown as Record<string, any>).uploadTo((window as any)[name], target, size), [
+        session,
+        path,
+        mebibytes,
+      ] as const) as Promise<{ ok: true; path: string } | ({ ok: false } & Refusal)>;
 
     expect(await upload("session", "/one.bin", 5)).toEqual({ ok: true, path: "/one.bin" });
     expect(await upload("session", "/two.bin", 5)).toMatchObject({
@@ -90,7 +95,11 @@ describe("a hostile approved page meets the per-origin limits, in real Chromium"
     const floor = await environment.pedelec("config", "set", "limits.minFreeDiskBytes", "4096TiB");
     expect(floor.code).toBe(0);
     const low = await upload("third", "/tiny.bin", 0);
-    expect(low).toMatchObject({ ok: false, code: "DISK_SPACE_LOW", details: { limit: 4096 * 1024 ** 4, requested: 0, setting: "limits.minFreeDiskBytes" } });
+    expect(low).toMatchObject({
+      ok: false,
+      code: "DISK_SPACE_LOW",
+      details: { limit: 4096 * 1024 ** 4, requested: 0, setting: "limits.minFreeDiskBytes" },
+    });
     expect((low as Refusal).details.free).toBeGreaterThan(0);
     expect(await attempt(page, `return await window.session.workspace.run({ source: "Deno.writeTextFileSync('x.txt', 'x')" });`)).toMatchObject({
       ok: false,

@@ -68,7 +68,7 @@ export async function installRecorder(page: Page): Promise<void> {
 export async function attempt<T>(page: Page, body: string): Promise<{ ok: true; value: T } | { ok: false; code: string; message: string }> {
   return page.evaluate(async (source) => {
     try {
-      // eslint-disable-next-line no-new-func
+      // The test's own source text, compiled in the page: the point of this helper.
       const value = await new Function(`return (async () => { ${source} })();`)();
       return { ok: true as const, value };
     } catch (error: any) {

@@ -29,7 +29,12 @@ describe("an antigravity session in real Chromium", () => {
     expect(await page.evaluate(() => (window as any).send('call-tool add_todo {"title":"Buy milk"}'))).toEqual({ ok: true });
     log = await logOf(page);
     expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Buy milk" }]);
-    expect(log.filter((entry) => entry.kind === "status").map((entry) => entry.status)).toEqual(["running", "waiting_tool_result", "running", "idle"]);
+    expect(log.filter((entry) => entry.kind === "status").map((entry) => entry.status)).toEqual([
+      "running",
+      "waiting_tool_result",
+      "running",
+      "idle",
+    ]);
     expect(log.filter((entry) => entry.kind === "chat").at(-1)?.text).toBe('Tool add_todo returned: {"id":"card-1","title":"Buy milk"}');
     expect(log.some((entry) => entry.kind === "activity" && entry.activity.kind === "command")).toBe(true);
 

@@ -17,7 +17,8 @@ describe("cancel() with every CLI provider in real Chromium", () => {
   it("stops the turn with TURN_CANCELLED and leaves no process of the agent's group", async () => {
     // The stand-ins keep their conversations under HOME, like the real CLIs; give the browser a home of its own.
     const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ["PEDELEC_HOME", "PEDELEC_PROVIDER_PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "CURSOR_CONFIG_DIR", "XDG_DATA_HOME"]) delete env[name];
+    for (const name of ["PEDELEC_HOME", "PEDELEC_PROVIDER_PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "CURSOR_CONFIG_DIR", "XDG_DATA_HOME"])
+      delete env[name];
     // `pedelec install` recorded every stand-in's path, and the launcher pins the home: the browser needs neither.
     environment = await setUpE2eWithStateFolder("HOME", { browserEnv: env });
     const first = await approvedSession(environment, environment.server.url, `{ provider: "${PROVIDERS[0]}" }`);
@@ -35,7 +36,16 @@ describe("cancel() with every CLI provider in real Chromium", () => {
         w.pendingTurn = w.send("hang");
       });
       const marker = join(workspace, ".stand-in-hanging");
-      await expect.poll(() => access(marker).then(() => true, () => false), { timeout: 15_000 }).toBe(true);
+      await expect
+        .poll(
+          () =>
+            access(marker).then(
+              () => true,
+              () => false,
+            ),
+          { timeout: 15_000 },
+        )
+        .toBe(true);
       const agent = Number(await readFile(marker, "utf8"));
       expect(groupAlive(agent)).toBe(true);
 

@@ -30,7 +30,12 @@ describe("a cursor session in real Chromium", () => {
     expect(await page.evaluate(() => (window as any).send('call-tool add_todo {"title":"Buy milk"}'))).toEqual({ ok: true });
     log = await logOf(page);
     expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Buy milk" }]);
-    expect(log.filter((entry) => entry.kind === "status").map((entry) => entry.status)).toEqual(["running", "waiting_tool_result", "running", "idle"]);
+    expect(log.filter((entry) => entry.kind === "status").map((entry) => entry.status)).toEqual([
+      "running",
+      "waiting_tool_result",
+      "running",
+      "idle",
+    ]);
     expect(log.filter((entry) => entry.kind === "chat").map((entry) => entry.text)).toEqual([
       "Calling add_todo.",
       'Tool add_todo returned: {"id":"card-1","title":"Buy milk"}',

@@ -43,7 +43,12 @@ describe("an ollama session in real Chromium", () => {
     expect(await page.evaluate(() => (window as any).send('call-tool add_todo {"title":"Buy milk"}'))).toEqual({ ok: true });
     log = await logOf(page);
     expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Buy milk" }]);
-    expect(log.filter((entry) => entry.kind === "status").map((entry) => entry.status)).toEqual(["running", "waiting_tool_result", "running", "idle"]);
+    expect(log.filter((entry) => entry.kind === "status").map((entry) => entry.status)).toEqual([
+      "running",
+      "waiting_tool_result",
+      "running",
+      "idle",
+    ]);
     expect(log.filter((entry) => entry.kind === "chat").at(-1)?.text).toMatch(/^tool said: .*"card-1".*"Buy milk"/);
 
     // The model was given the page's tool natively, with its schema, and the key only as a header.

@@ -115,9 +115,7 @@ export async function openRealAgentSession(
   await page.evaluate((slowTool) => {
     const w = window as unknown as Record<string, any>;
     w.slowCalls = 0;
-    w.tools.push(
-      w.sdk.defineTool({ name: slowTool, description: "Wait until the user answers", argsSchema: { type: "object", properties: {} } }),
-    );
+    w.tools.push(w.sdk.defineTool({ name: slowTool, description: "Wait until the user answers", argsSchema: { type: "object", properties: {} } }));
     const record = w.record;
     w.record = (session: any) => {
       record(session);

@@ -15,16 +15,13 @@ afterEach(async () => {
 
 /** Starts a Full Access run in the page that records its pid in the workspace and waits a minute; returns that pid. */
 async function startLongFullAccessRun(page: Page, workspacePath: string): Promise<number> {
-  await page.evaluate(
-    (source) => {
-      const w = window as unknown as Record<string, any>;
-      w.longRun = w.session.workspace.run({ source, access: "full" }).then(
-        (value: unknown) => ({ ok: true, value }),
-        (error: any) => ({ ok: false, code: error.code, message: error.message }),
-      );
-    },
-    'Deno.writeTextFileSync("long-run.pid", String(Deno.pid));\nawait new Promise((r) => setTimeout(r, 60_000));\n',
-  );
+  await page.evaluate((source) => {
+    const w = window as unknown as Record<string, any>;
+    w.longRun = w.session.workspace.run({ source, access: "full" }).then(
+      (value: unknown) => ({ ok: true, value }),
+      (error: any) => ({ ok: false, code: error.code, message: error.message }),
+    );
+  }, 'Deno.writeTextFileSync("long-run.pid", String(Deno.pid));\nawait new Promise((r) => setTimeout(r, 60_000));\n');
   const pidFile = join(workspacePath, "long-run.pid");
   await expect.poll(() => readFile(pidFile, "utf8").catch(() => ""), { timeout: 15_000 }).not.toBe("");
   const pid = Number(await readFile(pidFile, "utf8"));
@@ -46,7 +43,10 @@ describe("scripts in real Chromium", () => {
       'import { threadId } from "pedelec:workspace";\nconsole.log(Number(Deno.args[0]) + Number(Deno.args[1]), threadId === Deno.args[2]);\n',
     );
 
-    const sent = await attempt(page, `return await window.send(${JSON.stringify(`bash: pedelec-ts-runtime --thread-id ${sessionId} run sum.ts -- 2 3 ${sessionId}`)});`);
+    const sent = await attempt(
+      page,
+      `return await window.send(${JSON.stringify(`bash: pedelec-ts-runtime --thread-id ${sessionId} run sum.ts -- 2 3 ${sessionId}`)});`,
+    );
     expect(sent).toEqual({ ok: true, value: { ok: true } });
     expect((await logOf(page)).filter((entry) => entry.kind === "chat").map((entry) => entry.text)).toContain("Bash exit 0: 5 true");
     // The run left its log in the workspace.
@@ -68,7 +68,10 @@ describe("scripts in real Chromium", () => {
     expect(sandboxed.ok && (sandboxed.value.walls as string[])).toContain("bubblewrap");
     const outside = await attempt<Record<string, unknown>>(page, runInPage({ source: 'Deno.readTextFileSync("/etc/hostname");' }));
     expect(outside).toMatchObject({ ok: true, value: { exitCode: 1, stderr: expect.stringContaining("NotCapable") } });
-    expect(await attempt(page, runInPage({ source: "console.log(1);", access: "full" }))).toMatchObject({ ok: false, code: "FULL_ACCESS_NOT_GRANTED" });
+    expect(await attempt(page, runInPage({ source: "console.log(1);", access: "full" }))).toMatchObject({
+      ok: false,
+      code: "FULL_ACCESS_NOT_GRANTED",
+    });
 
     // The user grants Full Access: the first button only asks; the confirmation grants.
     const row = await grantFullAccess(environment, origin);
@@ -84,7 +87,10 @@ describe("scripts in real Chromium", () => {
     await expect.poll(() => processAlive(pid), { timeout: 5_000 }).toBe(false);
     await row.locator('[data-action="grant-full-access"]').waitFor({ timeout: 10_000 });
 
-    expect(await attempt(page, runInPage({ source: "console.log(1);", access: "full" }))).toMatchObject({ ok: false, code: "FULL_ACCESS_NOT_GRANTED" });
+    expect(await attempt(page, runInPage({ source: "console.log(1);", access: "full" }))).toMatchObject({
+      ok: false,
+      code: "FULL_ACCESS_NOT_GRANTED",
+    });
     // Sandboxed runs go on as before.
     expect(await attempt(page, runInPage({ source: "console.log(3);" }))).toMatchObject({ ok: true, value: { stdout: "3\n" } });
   });

@@ -63,7 +63,10 @@ describe("the spine in real Chromium", () => {
       const log = (window as any).log as any[];
       return {
         chat: log.filter((entry) => entry.kind === "chat").map((entry) => entry.text as string),
-        deltas: log.filter((entry) => entry.kind === "delta").map((entry) => entry.delta as string).join(""),
+        deltas: log
+          .filter((entry) => entry.kind === "delta")
+          .map((entry) => entry.delta as string)
+          .join(""),
       };
     });
     expect(received.chat).toHaveLength(1);
@@ -72,7 +75,9 @@ describe("the spine in real Chromium", () => {
     expect(new TextEncoder().encode(text).byteLength).toBeGreaterThan(1024 * 1024);
     // Every line numbers itself: any lost, repeated or reordered piece breaks the sequence.
     const lines = text.split("\n").slice(0, -1);
-    lines.forEach((line, index) => expect(line.slice(0, 7)).toBe(String(index).padStart(7, "0")));
+    lines.forEach((line, index) => {
+      expect(line.slice(0, 7)).toBe(String(index).padStart(7, "0"));
+    });
     expect(received.deltas).toBe(text);
   });
 
@@ -92,7 +97,10 @@ describe("the spine in real Chromium", () => {
     const page = await openSdkPage(environment);
     await installRecorder(page);
     const created = attempt(page, "return await window.create();");
-    const popup = await environment.context.waitForEvent("page", { predicate: (candidate) => candidate.url().includes("/popup.html"), timeout: 15_000 });
+    const popup = await environment.context.waitForEvent("page", {
+      predicate: (candidate) => candidate.url().includes("/popup.html"),
+      timeout: 15_000,
+    });
     await popup.close();
     expect(await created).toMatchObject({ ok: false, code: "APPROVAL_REJECTED" });
   });
@@ -171,7 +179,14 @@ describe("the spine in real Chromium", () => {
     });
     // The agent is at work and has spoken (a CLI that is killed before its first write dies of EPIPE on its own).
     await expect
-      .poll(() => access(join(workspace.path, ".stand-in-hanging")).then(() => true, () => false), { timeout: 10_000 })
+      .poll(
+        () =>
+          access(join(workspace.path, ".stand-in-hanging")).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 10_000 },
+      )
       .toBe(true);
     const killedCore = await corePidOf(environment);
     process.kill(killedCore, "SIGKILL");
@@ -207,10 +222,13 @@ describe("the spine in real Chromium", () => {
     const observer = await openSdkPage(environment);
     await installRecorder(observer);
     await expect
-      .poll(async () => {
-        const resumed = await attempt<{ status: string }>(observer, `return await window.resume(${JSON.stringify(sessionId)});`);
-        return resumed.ok ? resumed.value.status : resumed.code;
-      }, { timeout: 10_000, interval: 100 })
+      .poll(
+        async () => {
+          const resumed = await attempt<{ status: string }>(observer, `return await window.resume(${JSON.stringify(sessionId)});`);
+          return resumed.ok ? resumed.value.status : resumed.code;
+        },
+        { timeout: 10_000, interval: 100 },
+      )
       .toBe("ended");
   });
 });

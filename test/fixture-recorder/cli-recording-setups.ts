@@ -51,8 +51,7 @@ export const CLI_RECORDING_SETUPS: readonly CliRecordingSetup[] = [
     label: "Claude Code",
     startServer: startAnthropicMessagesServer,
     format: ANTHROPIC_MESSAGES,
-    argv: (turn) =>
-      buildClaudeArgs({ ...turn, model: null, effortArgv: createClaudeAdapter().defaultEffortProfiles()[DEFAULT_EFFORT] }),
+    argv: (turn) => buildClaudeArgs({ ...turn, model: null, effortArgv: createClaudeAdapter().defaultEffortProfiles()[DEFAULT_EFFORT] }),
     adapterEnv: () => ({}),
     sessionIdField: "session_id",
     scenarios: commonScenarios({ overloadStatus: 529, fullAccessEnv: CLAUDE_FULL_ACCESS_ENV, authRefusedEnv: CLAUDE_AUTH_REFUSED_ENV }),
@@ -72,8 +71,7 @@ export const CLI_RECORDING_SETUPS: readonly CliRecordingSetup[] = [
     label: "OpenCode",
     startServer: startChatCompletionsServer,
     format: CHAT_COMPLETIONS,
-    argv: (turn) =>
-      buildOpencodeArgs({ ...turn, model: null, effortArgv: createOpencodeAdapter().defaultEffortProfiles()[DEFAULT_EFFORT] }),
+    argv: (turn) => buildOpencodeArgs({ ...turn, model: null, effortArgv: createOpencodeAdapter().defaultEffortProfiles()[DEFAULT_EFFORT] }),
     adapterEnv: (access) => (access === "sandbox" ? opencodeSandboxEnv() : {}),
     sessionIdField: "sessionID",
     scenarios: commonScenarios({ overloadStatus: 503 }),

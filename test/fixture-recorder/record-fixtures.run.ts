@@ -26,7 +26,9 @@ const TOOL_RESULT_SHOWN_CHARS = 300;
 
 const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
 /** A plain system PATH, with the folder of this Node first (codex's launcher is a Node script). */
-const BASE_PATH = [...new Set([dirname(process.execPath), "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"])].join(delimiter);
+const BASE_PATH = [...new Set([dirname(process.execPath), "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"])].join(
+  delimiter,
+);
 
 const recordedFolder = (setup: CliRecordingSetup): string =>
   join(repositoryRoot, "packages", "core", "src", "providers", setup.cli, "fixtures", "recorded");
@@ -129,7 +131,12 @@ interface ScenarioRecording {
 }
 
 /** Runs one scenario in `context` (resuming `resumed`'s session when given) and says how it went. */
-async function recordScenario(setup: CliRecordingSetup, scenario: RecordingScenario, context: RecordingContext, resumed: boolean): Promise<ScenarioRecording> {
+async function recordScenario(
+  setup: CliRecordingSetup,
+  scenario: RecordingScenario,
+  context: RecordingContext,
+  resumed: boolean,
+): Promise<ScenarioRecording> {
   const providerSessionId = resumed ? context.sessionId : null;
   const argv = setup.argv({ access: scenario.access, providerSessionId, workspacePath: context.workspace });
   const adapterEnv = setup.adapterEnv(scenario.access);

@@ -60,7 +60,8 @@ function exitLine(exitCode: number | null, signal: string | null): string {
 function stderrBlock(stderr: string): string[] {
   const plain = stripVTControlCharacters(stderr).trimEnd();
   if (plain === "") return ["- stderr: empty"];
-  const shown = plain.length > STDERR_SHOWN_CHARS ? `${plain.slice(0, STDERR_SHOWN_CHARS)}\n… (${plain.length - STDERR_SHOWN_CHARS} more characters)` : plain;
+  const shown =
+    plain.length > STDERR_SHOWN_CHARS ? `${plain.slice(0, STDERR_SHOWN_CHARS)}\n… (${plain.length - STDERR_SHOWN_CHARS} more characters)` : plain;
   return ["- stderr (terminal colours removed):", "", "  ~~~text", ...shown.split("\n").map((line) => `  ${line}`), "  ~~~"];
 }
 

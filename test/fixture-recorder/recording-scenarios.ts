@@ -92,14 +92,20 @@ export function commonScenarios(options: CommonScenarioOptions): RecordingScenar
       purpose: `The model runs \`${SHELL_COMMAND}\` with the CLI's own shell tool, then answers with text.`,
       prompt: shellPrompt,
       access: "sandbox",
-      replies: [{ kind: "shell", command: SHELL_COMMAND }, { kind: "text", deltas: SHELL_FINAL_DELTAS }],
+      replies: [
+        { kind: "shell", command: SHELL_COMMAND },
+        { kind: "text", deltas: SHELL_FINAL_DELTAS },
+      ],
     },
     {
       name: "shell-command-full-access",
       purpose: `\`shell-command\` again with the Full Access argv, since the sandbox session refused \`${SHELL_COMMAND}\`.`,
       prompt: shellPrompt,
       access: "full",
-      replies: [{ kind: "shell", command: SHELL_COMMAND }, { kind: "text", deltas: SHELL_FINAL_DELTAS }],
+      replies: [
+        { kind: "shell", command: SHELL_COMMAND },
+        { kind: "text", deltas: SHELL_FINAL_DELTAS },
+      ],
       ...(options.fullAccessEnv === undefined ? {} : { env: options.fullAccessEnv }),
       when: {
         holds: (earlier) => !sandboxRanShellCommand(earlier),
@@ -138,7 +144,10 @@ export function commonScenarios(options: CommonScenarioOptions): RecordingScenar
       purpose: `In a sandbox session the model runs \`touch ${OUTSIDE_PATH}\` (outside the workspace), then reports the tool result.`,
       prompt: `Run \`touch ${OUTSIDE_PATH}\` and report what happened.`,
       access: "sandbox",
-      replies: [{ kind: "shell", command: `touch ${OUTSIDE_PATH}` }, { kind: "text-quoting-tool-result", prefix: TOOL_RESULT_PREFIX }],
+      replies: [
+        { kind: "shell", command: `touch ${OUTSIDE_PATH}` },
+        { kind: "text-quoting-tool-result", prefix: TOOL_RESULT_PREFIX },
+      ],
       outsidePath: OUTSIDE_PATH,
     },
   ];

@@ -27,8 +27,18 @@ function modelOf(context: ReplyContext): string {
 
 /** The streamed answer: message_start, one content block with its deltas, message_delta and message_stop. */
 export function anthropicMessagesStream(reply: ContentReply, context: ReplyContext): StreamedAnswer {
-  const message = { id: context.nextId("msg_"), type: "message", role: "assistant", model: modelOf(context), content: [], stop_reason: null, stop_sequence: null };
-  const opening: SseEvent[] = [typedEvent({ type: "message_start", message: { ...message, usage: { ...usageBlock(reply.usage), output_tokens: 1 } } })];
+  const message = {
+    id: context.nextId("msg_"),
+    type: "message",
+    role: "assistant",
+    model: modelOf(context),
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+  };
+  const opening: SseEvent[] = [
+    typedEvent({ type: "message_start", message: { ...message, usage: { ...usageBlock(reply.usage), output_tokens: 1 } } }),
+  ];
   if (reply.kind === "text") {
     opening.push(typedEvent({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }));
     for (const text of reply.deltas) opening.push(typedEvent({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }));

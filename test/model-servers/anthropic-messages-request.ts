@@ -54,7 +54,11 @@ export function readAnthropicMessagesRequest(body: unknown): RequestFields {
   const lastUser = conversation.filter((message) => message.role === "user" && textOf(message) !== "").at(-1);
   const last = conversation.at(-1);
   const toolResults =
-    last?.role === "user" ? blocksOf(last).filter((block) => block.type === "tool_result").map((block) => toolResultText(block.content)) : [];
+    last?.role === "user"
+      ? blocksOf(last)
+          .filter((block) => block.type === "tool_result")
+          .map((block) => toolResultText(block.content))
+      : [];
   return {
     model: request.model ?? null,
     effort: request.output_config?.effort ?? null,

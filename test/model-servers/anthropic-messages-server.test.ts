@@ -10,7 +10,11 @@ afterEach(async () => {
 });
 
 const post = (body: Record<string, unknown>) =>
-  fetch(`${server!.url}/v1/messages?beta=true`, { method: "POST", headers: { "x-api-key": "k" }, body: JSON.stringify({ model: "claude-x", ...body }) });
+  fetch(`${server!.url}/v1/messages?beta=true`, {
+    method: "POST",
+    headers: { "x-api-key": "k" },
+    body: JSON.stringify({ model: "claude-x", ...body }),
+  });
 
 /** The events of a streamed answer, each checked to carry an `event:` line naming its type. */
 async function events(response: Response): Promise<Record<string, any>[]> {
@@ -28,11 +32,22 @@ describe("the Anthropic Messages server", () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     server.script({ kind: "text", deltas: ["Hel", "lo"], usage: { inputTokens: 7, outputTokens: 3, cachedInputTokens: 2 } });
     const stream = await events(await post({ stream: true, messages: [{ role: "user", content: "hi" }] }));
-    expect(stream.map((event) => event.type)).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
+    expect(stream.map((event) => event.type)).toEqual([
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
+    ]);
     expect(stream[0]!.message).toMatchObject({ type: "message", role: "assistant", model: "claude-x", content: [] });
     expect(stream[0]!.message.id).toMatch(/^msg_/);
     expect(stream[1]!.content_block).toEqual({ type: "text", text: "" });
-    expect(stream.slice(2, 4).map((event) => event.delta)).toEqual([{ type: "text_delta", text: "Hel" }, { type: "text_delta", text: "lo" }]);
+    expect(stream.slice(2, 4).map((event) => event.delta)).toEqual([
+      { type: "text_delta", text: "Hel" },
+      { type: "text_delta", text: "lo" },
+    ]);
     expect(stream[5]).toMatchObject({ delta: { stop_reason: "end_turn" }, usage: { input_tokens: 7, output_tokens: 3, cache_read_input_tokens: 2 } });
   });
 
@@ -54,7 +69,14 @@ describe("the Anthropic Messages server", () => {
     server.script({ kind: "text", deltas: ["a", "b"] }, { kind: "tool", name: "Read", input: { file_path: "/x" } });
     const text = await post({ stream: false, messages: [{ role: "user", content: "hi" }] });
     expect(text.headers.get("content-type")).toBe("application/json");
-    expect(await text.json()).toMatchObject({ type: "message", role: "assistant", model: "claude-x", content: [{ type: "text", text: "ab" }], stop_reason: "end_turn", usage: { input_tokens: 100, output_tokens: 10 } });
+    expect(await text.json()).toMatchObject({
+      type: "message",
+      role: "assistant",
+      model: "claude-x",
+      content: [{ type: "text", text: "ab" }],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 100, output_tokens: 10 },
+    });
     const tool = (await (await post({ messages: [{ role: "user", content: "hi" }] })).json()) as { content: unknown[]; stop_reason: string };
     expect(tool.content).toEqual([{ type: "tool_use", id: expect.stringMatching(/^toolu_/), name: "Read", input: { file_path: "/x" } }]);
     expect(tool.stop_reason).toBe("tool_use");
@@ -77,7 +99,12 @@ describe("the Anthropic Messages server", () => {
 
   it("answers errors with Anthropic's error body", async () => {
     server = await startAnthropicMessagesServer();
-    server.script({ kind: "error", status: 401 }, { kind: "error", status: 429 }, { kind: "error", status: 529, message: "busy" }, { kind: "error", status: 500 });
+    server.script(
+      { kind: "error", status: 401 },
+      { kind: "error", status: 429 },
+      { kind: "error", status: 529, message: "busy" },
+      { kind: "error", status: 500 },
+    );
     const seen: unknown[] = [];
     for (let index = 0; index < 4; index += 1) {
       const response = await post({ stream: true, messages: [{ role: "user", content: "hi" }] });
@@ -106,8 +133,21 @@ describe("the Anthropic Messages server", () => {
         messages: [
           { role: "user", content: [reminder, { type: "text", text: "Run it" }] },
           { role: "system", content: "# Environment" },
-          { role: "assistant", content: [{ type: "text", text: "Running." }, { type: "tool_use", id: "toolu_1", name: "Bash", input: {} }] },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "out-1" }, { type: "tool_result", tool_use_id: "toolu_2", content: [{ type: "text", text: "out-2" }] }, reminder] },
+          {
+            role: "assistant",
+            content: [
+              { type: "text", text: "Running." },
+              { type: "tool_use", id: "toolu_1", name: "Bash", input: {} },
+            ],
+          },
+          {
+            role: "user",
+            content: [
+              { type: "tool_result", tool_use_id: "toolu_1", content: "out-1" },
+              { type: "tool_result", tool_use_id: "toolu_2", content: [{ type: "text", text: "out-2" }] },
+              reminder,
+            ],
+          },
         ],
       })
     ).text();

@@ -9,7 +9,11 @@ afterEach(async () => {
   server = undefined;
 });
 
-const post = (body: Record<string, unknown>) => fetch(`${server!.url}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }], ...body }) });
+const post = (body: Record<string, unknown>) =>
+  fetch(`${server!.url}/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }], ...body }),
+  });
 
 /** The chunks of a streamed answer: `data:` lines only, ending in `[DONE]`. */
 async function chunks(response: Response): Promise<Record<string, any>[]> {
@@ -36,7 +40,10 @@ describe("the Chat Completions server", () => {
     expect(stream.every((chunk) => chunk.object === "chat.completion.chunk" && chunk.model === "m")).toBe(true);
     expect(stream.map((chunk) => chunk.choices[0]?.delta.content)).toEqual(["Hel", "lo", undefined, undefined]);
     expect(stream[2]!.choices[0]).toEqual({ index: 0, delta: {}, finish_reason: "stop" });
-    expect(stream[3]).toMatchObject({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 1 } } });
+    expect(stream[3]).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 1 } },
+    });
   });
 
   it("streams a bash call for a shell reply as tool_calls deltas with argument chunks", async () => {
@@ -47,7 +54,10 @@ describe("the Chat Completions server", () => {
     expect(calls[0]).toMatchObject({ index: 0, type: "function", function: { name: "bash", arguments: "" } });
     expect(calls[0].id).toMatch(/^call_/);
     expect(calls.length).toBeGreaterThan(2);
-    expect(JSON.parse(calls.map((call) => call.function.arguments).join(""))).toEqual({ command: "echo hi", description: "Run the scripted command" });
+    expect(JSON.parse(calls.map((call) => call.function.arguments).join(""))).toEqual({
+      command: "echo hi",
+      description: "Run the scripted command",
+    });
     expect(stream.at(-2)!.choices[0].finish_reason).toBe("tool_calls");
     expect(stream.at(-1)!.usage).toMatchObject({ prompt_tokens: 100, completion_tokens: 10 });
   });
@@ -68,7 +78,10 @@ describe("the Chat Completions server", () => {
     server = await startChatCompletionsServer();
     server.script({ kind: "error", status: 503 });
     const response = await post({});
-    expect([response.status, ((await response.json()) as any).error]).toEqual([503, { message: "service unavailable (scripted)", type: "server_error", param: null, code: "service_unavailable" }]);
+    expect([response.status, ((await response.json()) as any).error]).toEqual([
+      503,
+      { message: "service unavailable (scripted)", type: "server_error", param: null, code: "service_unavailable" },
+    ]);
   });
 
   it("reads opencode's request: the last user message, the tool messages at its end, reasoning_effort, tools", async () => {
@@ -76,7 +89,10 @@ describe("the Chat Completions server", () => {
     await (
       await post({
         reasoning_effort: "high",
-        tools: [{ type: "function", function: { name: "bash" } }, { type: "function", function: { name: "read" } }],
+        tools: [
+          { type: "function", function: { name: "bash" } },
+          { type: "function", function: { name: "read" } },
+        ],
         messages: [
           { role: "system", content: "You are opencode" },
           { role: "user", content: [{ type: "text", text: "Run it" }] },

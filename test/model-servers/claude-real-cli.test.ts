@@ -19,7 +19,10 @@ describe(`real claude ${realCliVersion("claude")} against the Anthropic Messages
   it("runs a scripted Bash command, returns its output, then streams the final answer in deltas with usage", { timeout: 90_000 }, async () => {
     const run = await prepareRealCliRun("claude", startAnthropicMessagesServer);
     const answer = ["The command ", "printed ", "42-from-bash."];
-    run.server.script({ kind: "shell", command: "echo $((6 * 7))-from-bash" }, { kind: "text", deltas: answer, usage: { inputTokens: 321, outputTokens: 45, cachedInputTokens: 20 } });
+    run.server.script(
+      { kind: "shell", command: "echo $((6 * 7))-from-bash" },
+      { kind: "text", deltas: answer, usage: { inputTokens: 321, outputTokens: 45, cachedInputTokens: 20 } },
+    );
     const prompt = "Please compute six times seven in the shell.";
     const claude = run.start([...STREAM_JSON, "--allowedTools", "Bash", "--model", "claude-scripted-1", "--effort", "high"], { stdin: prompt });
     expect(await claude.waitForExit(60_000)).toEqual({ code: 0, signal: null });

@@ -12,7 +12,10 @@ describe(`real codex ${realCliVersion("codex")} against the OpenAI Responses ser
   it("runs a scripted exec_command, returns its output, then prints the final answer and the turn's usage", { timeout: 90_000 }, async () => {
     const run = await prepareRealCliRun("codex", startOpenAiResponsesServer);
     const answer = ["The command ", "printed ", "42-from-shell."];
-    run.server.script({ kind: "shell", command: "echo $((6 * 7))-from-shell" }, { kind: "text", deltas: answer, usage: { inputTokens: 321, outputTokens: 45, cachedInputTokens: 20 } });
+    run.server.script(
+      { kind: "shell", command: "echo $((6 * 7))-from-shell" },
+      { kind: "text", deltas: answer, usage: { inputTokens: 321, outputTokens: 45, cachedInputTokens: 20 } },
+    );
     const prompt = "Please compute six times seven in the shell.";
     const codex = run.start([...EXEC, "-m", "gpt-5.5", "-c", 'model_reasoning_effort="low"', "-"], { stdin: prompt });
     expect(await codex.waitForExit(60_000)).toEqual({ code: 0, signal: null });
@@ -50,7 +53,10 @@ describe(`real codex ${realCliVersion("codex")} against the OpenAI Responses ser
     const codex = run.start([...EXEC, "-"], { stdin: "hello" });
     const failed = await codex.waitForEvent((event) => event.type === "turn.failed", 60_000);
     expect((failed.error as { message: string }).message).toMatch(/^unexpected status 401 Unauthorized: invalid API key \(scripted\)/);
-    expect(codex.events.filter((event) => event.type === "error").map((event) => event.message)).toEqual([expect.stringMatching(/^Reconnecting\.\.\. 1\/1 \(unexpected status 401/), expect.stringMatching(/^unexpected status 401/)]);
+    expect(codex.events.filter((event) => event.type === "error").map((event) => event.message)).toEqual([
+      expect.stringMatching(/^Reconnecting\.\.\. 1\/1 \(unexpected status 401/),
+      expect.stringMatching(/^unexpected status 401/),
+    ]);
     expect((await codex.waitForExit(5000)).code).toBe(1);
     expect(run.server.requests).toHaveLength(2);
   });

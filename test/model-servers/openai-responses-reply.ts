@@ -62,7 +62,12 @@ function outputItem(reply: ContentReply, context: ReplyContext) {
 
 /** The streamed answer: response.created, one output item with its deltas, and response.completed with the usage. */
 export function openAiResponsesStream(reply: ContentReply, context: ReplyContext): StreamedAnswer {
-  const response = { id: context.nextId("resp_"), object: "response", created_at: Math.floor(Date.now() / 1000), model: context.request.model ?? "scripted" };
+  const response = {
+    id: context.nextId("resp_"),
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    model: context.request.model ?? "scripted",
+  };
   const item = outputItem(reply, context);
   const opening: SseEvent[] = [
     typedEvent({ type: "response.created", response: { ...response, status: "in_progress", output: [] } }),

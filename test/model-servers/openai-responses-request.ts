@@ -33,8 +33,13 @@ export function readOpenAiResponsesRequest(body: unknown): RequestFields {
     model: request.model ?? null,
     effort: request.reasoning?.effort ?? null,
     userText: lastUser === undefined ? "" : textOf(lastUser.content),
-    toolResults: input.slice(lastMessage + 1).filter(isToolOutput).map((item) => textOf(item.output)),
-    toolNames: (request.tools ?? []).flatMap((tool) => (typeof tool.name === "string" ? [tool.name] : typeof tool.type === "string" ? [tool.type] : [])),
+    toolResults: input
+      .slice(lastMessage + 1)
+      .filter(isToolOutput)
+      .map((item) => textOf(item.output)),
+    toolNames: (request.tools ?? []).flatMap((tool) =>
+      typeof tool.name === "string" ? [tool.name] : typeof tool.type === "string" ? [tool.type] : [],
+    ),
     transcript: messages
       .filter((item) => item.role === "user" || item.role === "assistant")
       .map((item) => ({ role: item.role ?? "", text: textOf(item.content) }))

@@ -9,7 +9,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-const post = (body: Record<string, unknown>) => fetch(`${server!.url}/responses`, { method: "POST", body: JSON.stringify({ model: "gpt-x", stream: true, input: "hi", ...body }) });
+const post = (body: Record<string, unknown>) =>
+  fetch(`${server!.url}/responses`, { method: "POST", body: JSON.stringify({ model: "gpt-x", stream: true, input: "hi", ...body }) });
 
 async function events(response: Response): Promise<Record<string, any>[]> {
   expect(response.headers.get("content-type")).toBe("text/event-stream");
@@ -42,7 +43,13 @@ describe("the OpenAI Responses server", () => {
     const completed = stream[8]!.response;
     expect(completed.id).toMatch(/^resp_/);
     expect(completed.id).toBe(stream[0]!.response.id);
-    expect(completed.usage).toEqual({ input_tokens: 9, input_tokens_details: { cached_tokens: 1 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 13 });
+    expect(completed.usage).toEqual({
+      input_tokens: 9,
+      input_tokens_details: { cached_tokens: 1 },
+      output_tokens: 4,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 13,
+    });
   });
 
   it("streams an exec_command call for a shell reply, its arguments in deltas", async () => {
@@ -62,7 +69,11 @@ describe("the OpenAI Responses server", () => {
     server = await startOpenAiResponsesServer();
     server.script({ kind: "tool", name: "apply_patch", input: { input: "*** Begin Patch" } });
     const stream = await events(await post({ tools: [{ type: "custom", name: "apply_patch" }] }));
-    expect(stream.find((event) => event.type === "response.output_item.done")!.item).toMatchObject({ type: "custom_tool_call", name: "apply_patch", input: "*** Begin Patch" });
+    expect(stream.find((event) => event.type === "response.output_item.done")!.item).toMatchObject({
+      type: "custom_tool_call",
+      name: "apply_patch",
+      input: "*** Begin Patch",
+    });
   });
 
   it("stalls mid-stream after response.created and the first deltas, until close()", async () => {
@@ -74,7 +85,13 @@ describe("the OpenAI Responses server", () => {
     const { text, broke } = await reading;
     expect(broke).toBe(true);
     const types = readSseFrames(text).map((frame) => frame.event);
-    expect(types).toEqual(["response.created", "response.output_item.added", "response.content_part.added", "response.output_text.delta", "response.output_text.delta"]);
+    expect(types).toEqual([
+      "response.created",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+    ]);
   });
 
   it("answers errors with an OpenAI-style body", async () => {
@@ -83,12 +100,19 @@ describe("the OpenAI Responses server", () => {
     const first = await post({});
     expect([first.status, ((await first.json()) as any).error.code]).toEqual([401, "invalid_api_key"]);
     const second = await post({});
-    expect([second.status, await second.json()]).toEqual([429, { error: { message: "slow down", type: "requests", param: null, code: "rate_limit_exceeded" } }]);
+    expect([second.status, await second.json()]).toEqual([
+      429,
+      { error: { message: "slow down", type: "requests", param: null, code: "rate_limit_exceeded" } },
+    ]);
   });
 
   it("reads codex's request: the last user message, this request's call outputs, effort, tools", async () => {
     server = await startOpenAiResponsesServer();
-    const message = (role: string, text: string) => ({ type: "message", role, content: [{ type: role === "assistant" ? "output_text" : "input_text", text }] });
+    const message = (role: string, text: string) => ({
+      type: "message",
+      role,
+      content: [{ type: role === "assistant" ? "output_text" : "input_text", text }],
+    });
     await (
       await post({
         reasoning: { effort: "low" },

@@ -10,7 +10,8 @@ import { prepareRealCliRun } from "./real-cli-run.js";
 // Each opencode run costs about 8 s of CPU: two runs only.
 const RUN = ["run", "--format", "json"];
 
-const partOf = (event: PrintedEvent) => event.part as { tool?: string; text?: string; reason?: string; tokens?: Record<string, unknown>; state?: { status?: string; output?: string } };
+const partOf = (event: PrintedEvent) =>
+  event.part as { tool?: string; text?: string; reason?: string; tokens?: Record<string, unknown>; state?: { status?: string; output?: string } };
 
 /** Test-only: the provider gives up on an answer whose headers have not come after `ms` (and then retries). */
 async function limitHeaderWait(home: string, ms: number): Promise<void> {
@@ -24,7 +25,10 @@ describe(`real opencode ${realCliVersion("opencode")} against the Chat Completio
   it("names the session without the script, runs a scripted bash command, then prints the answer and its tokens", { timeout: 150_000 }, async () => {
     const run = await prepareRealCliRun("opencode", startChatCompletionsServer);
     const answer = ["The command ", "printed ", "42-from-shell."];
-    run.server.script({ kind: "shell", command: "echo $((6 * 7))-from-shell" }, { kind: "text", deltas: answer, usage: { inputTokens: 321, outputTokens: 45, cachedInputTokens: 20 } });
+    run.server.script(
+      { kind: "shell", command: "echo $((6 * 7))-from-shell" },
+      { kind: "text", deltas: answer, usage: { inputTokens: 321, outputTokens: 45, cachedInputTokens: 20 } },
+    );
     const prompt = "Please compute six times seven in the shell.";
     const opencode = run.start([...RUN, "--variant", "high"], { stdin: prompt });
     expect(await opencode.waitForExit(120_000)).toEqual({ code: 0, signal: null });

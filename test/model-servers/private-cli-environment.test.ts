@@ -40,7 +40,18 @@ describe("a private environment for a real CLI", () => {
     expect(environment.stateDir).toBe(environment.env.CODEX_HOME);
     expect(inside(environment.tmpdir, environment.stateDir)).toBe(false);
     const config = readFileSync(join(environment.stateDir, "config.toml"), "utf8");
-    for (const line of ['model_provider = "standin"', 'model = "gpt-5.5"', "[analytics]\nenabled = false", "[features]\nplugins = false", "[model_providers.standin]", 'base_url = "http://127.0.0.1:4321/v1"', 'wire_api = "responses"', 'env_key = "STANDIN_API_KEY"', "request_max_retries = 1", "stream_max_retries = 1"]) {
+    for (const line of [
+      'model_provider = "standin"',
+      'model = "gpt-5.5"',
+      "[analytics]\nenabled = false",
+      "[features]\nplugins = false",
+      "[model_providers.standin]",
+      'base_url = "http://127.0.0.1:4321/v1"',
+      'wire_api = "responses"',
+      'env_key = "STANDIN_API_KEY"',
+      "request_max_retries = 1",
+      "stream_max_retries = 1",
+    ]) {
       expect(config).toContain(line);
     }
   });
@@ -49,11 +60,24 @@ describe("a private environment for a real CLI", () => {
     folder = await mkdtemp(join(tmpdir(), "cli-environment-"));
     const environment = await privateCliEnvironment("opencode", server, folder);
     const { env, home } = environment;
-    expect(env).toMatchObject({ HOME: home, STANDIN_API_KEY: "test-key", OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_SHARE: "1" });
+    expect(env).toMatchObject({
+      HOME: home,
+      STANDIN_API_KEY: "test-key",
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+      OPENCODE_DISABLE_SHARE: "1",
+    });
     expect(environment.stateDir).toBe(join(home, ".local", "share", "opencode"));
     const configDir = join(home, ".config", "opencode");
     const config = JSON.parse(readFileSync(join(configDir, "opencode.json"), "utf8"));
-    expect(config).toMatchObject({ model: "standin/standin-model", autoupdate: false, share: "disabled", provider: { standin: { npm: "@ai-sdk/openai-compatible", options: { baseURL: server.url, apiKey: "{env:STANDIN_API_KEY}" } } } });
+    expect(config).toMatchObject({
+      model: "standin/standin-model",
+      autoupdate: false,
+      share: "disabled",
+      provider: { standin: { npm: "@ai-sdk/openai-compatible", options: { baseURL: server.url, apiKey: "{env:STANDIN_API_KEY}" } } },
+    });
     // What OpenCode checks before installing in the background: node_modules, and a lock listing the package.
     const lock = JSON.parse(readFileSync(join(configDir, "package-lock.json"), "utf8"));
     expect(Object.keys(lock.packages[""].dependencies)).toEqual(["@opencode-ai/plugin"]);

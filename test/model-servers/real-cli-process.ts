@@ -39,8 +39,17 @@ function printedSoFar(cli: RealCli, stdout: string, stderr: string): string {
  * Starts a pinned real CLI with `args` in `cwd`, `env` as its whole environment and `stdin` as its input (`null`:
  * /dev/null). It leads its own process group, so `stop()` ends its children too.
  */
-export function startRealCli(cli: RealCli, args: readonly string[], options: { cwd: string; env: Record<string, string>; stdin: string | null }): RealCliProcess {
-  const child = spawn(realCliPath(cli), args, { cwd: options.cwd, env: options.env, detached: true, stdio: [options.stdin === null ? "ignore" : "pipe", "pipe", "pipe"] });
+export function startRealCli(
+  cli: RealCli,
+  args: readonly string[],
+  options: { cwd: string; env: Record<string, string>; stdin: string | null },
+): RealCliProcess {
+  const child = spawn(realCliPath(cli), args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: [options.stdin === null ? "ignore" : "pipe", "pipe", "pipe"],
+  });
   if (options.stdin !== null) child.stdin?.end(options.stdin);
   const events: PrintedEvent[] = [];
   const listeners = new Set<() => void>();
@@ -48,7 +57,9 @@ export function startRealCli(cli: RealCli, args: readonly string[], options: { c
   let stderr = "";
   let pending = "";
   let exit: CliExit | undefined;
-  const notify = () => listeners.forEach((listener) => listener());
+  const notify = (): void => {
+    for (const listener of listeners) listener();
+  };
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
     stdout += chunk;
     pending += chunk;
@@ -64,7 +75,9 @@ export function startRealCli(cli: RealCli, args: readonly string[], options: { c
     }
     notify();
   });
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => void (stderr += chunk));
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
   const exited = new Promise<CliExit>((resolve) => {
     child.once("exit", (code, signal) => {
       exit = { code, signal };

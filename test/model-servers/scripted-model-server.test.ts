@@ -11,7 +11,11 @@ afterEach(async () => {
 });
 
 const ask = (url: string, text: string, signal?: AbortSignal) =>
-  fetch(`${url}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: text }] }), signal });
+  fetch(`${url}/chat/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: text }] }),
+    signal,
+  });
 
 /** The text of a streamed chat answer. */
 async function answerText(response: Response): Promise<string> {
@@ -78,7 +82,7 @@ describe("a scripted model server", () => {
     );
     const quiet = await Promise.race([next, new Promise((resolve) => setTimeout(() => resolve("quiet"), 300))]);
     expect(quiet).toBe("quiet");
-    expect(text).not.toContain("finish_reason\":\"stop");
+    expect(text).not.toContain('finish_reason":"stop');
     await server.close();
     expect(await next).toBe("broken");
   });

@@ -39,7 +39,10 @@ export function writeReply(response: ServerResponse, reply: ModelReply, format: 
   const streamed = format.wantsStream(context.request.body) || format.message === undefined;
   const cut = reply.kind === "stall-mid-stream" || reply.kind === "drop-mid-stream";
   if (!streamed) {
-    if (!cut) return writeJson(response, 200, format.message?.(content, context));
+    if (!cut) {
+      writeJson(response, 200, format.message?.(content, context));
+      return;
+    }
     response.writeHead(200, { "content-type": "application/json" });
     response.flushHeaders();
     if (reply.kind === "drop-mid-stream") response.socket?.destroy();

@@ -103,7 +103,12 @@ async function seedOpenCodeConfigFolder(configDir: string): Promise<void> {
  * CLI needs to talk to `server` the way a user sets up a gateway, and returns only the variables to add to a clean
  * base environment. Nothing is written outside `folder`.
  */
-export async function privateCliEnvironment(cli: RealCli, server: { url: string }, folder: string, options: PrivateCliEnvironmentOptions = {}): Promise<PrivateCliEnvironment> {
+export async function privateCliEnvironment(
+  cli: RealCli,
+  server: { url: string },
+  folder: string,
+  options: PrivateCliEnvironmentOptions = {},
+): Promise<PrivateCliEnvironment> {
   const home = join(folder, "home");
   // Not an ancestor of CODEX_HOME: codex refuses to create its sandbox helper alias under TMPDIR.
   const tmpdir = join(folder, "tmp");
@@ -130,8 +135,18 @@ export async function privateCliEnvironment(cli: RealCli, server: { url: string 
       await mkdir(configDir, { recursive: true });
       await writeFile(join(configDir, "opencode.json"), `${JSON.stringify(openCodeConfig(server.url), null, 2)}\n`);
       await seedOpenCodeConfigFolder(configDir);
-      const xdg = { XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share"), XDG_STATE_HOME: join(home, ".local", "state"), XDG_CACHE_HOME: join(home, ".cache") };
-      return { env: { ...base, ...xdg, STANDIN_API_KEY: apiKey, ...OPENCODE_OFFLINE_SWITCHES }, home, tmpdir, stateDir: join(xdg.XDG_DATA_HOME, "opencode") };
+      const xdg = {
+        XDG_CONFIG_HOME: join(home, ".config"),
+        XDG_DATA_HOME: join(home, ".local", "share"),
+        XDG_STATE_HOME: join(home, ".local", "state"),
+        XDG_CACHE_HOME: join(home, ".cache"),
+      };
+      return {
+        env: { ...base, ...xdg, STANDIN_API_KEY: apiKey, ...OPENCODE_OFFLINE_SWITCHES },
+        home,
+        tmpdir,
+        stateDir: join(xdg.XDG_DATA_HOME, "opencode"),
+      };
     }
   }
 }

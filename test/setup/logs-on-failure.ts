@@ -63,6 +63,7 @@ afterEach(() => {
 });
 
 // vitest wants the first argument, the hook's fixtures, as a destructuring pattern; this hook uses none of them.
+// biome-ignore lint/correctness/noEmptyPattern: vitest reads the hook's fixtures from this pattern and rejects any other first argument
 afterAll(({}, suite) => {
   if (originalWrite !== undefined) process.stderr.write = originalWrite;
   if (hasFailure(suite)) printKept(fileLines, "this file outside its tests");

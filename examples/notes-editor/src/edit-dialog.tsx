@@ -19,11 +19,15 @@ export function EditDialog({ proposal, queued, onAccept, onReject }: EditDialogP
         <div className="comparison">
           <figure>
             <figcaption>Now</figcaption>
-            <pre aria-label="Current text">{proposal.before}</pre>
+            <pre role="document" aria-label="Current text">
+              {proposal.before}
+            </pre>
           </figure>
           <figure>
             <figcaption>Proposed</figcaption>
-            <pre aria-label="Proposed text">{proposal.after}</pre>
+            <pre role="document" aria-label="Proposed text">
+              {proposal.after}
+            </pre>
           </figure>
         </div>
         {queued > 0 && <p className="hint">{queued} more waiting</p>}

@@ -34,8 +34,7 @@ export const proposeEdit = defineTool({
 
 export const replaceNoteText = defineTool({
   name: "replace_note_text",
-  description:
-    "Propose replacing the first occurrence of a passage in a note; the user accepts or rejects it, like propose_edit.",
+  description: "Propose replacing the first occurrence of a passage in a note; the user accepts or rejects it, like propose_edit.",
   args: z
     .object({
       id: noteId,

@@ -32,7 +32,7 @@ export class ActivityLog {
   /** Shows every activity still under way as stopped (`data-status="stopped"`): no update will finish it now. */
   stopOpen(): void {
     for (const { line, activity } of this.#lines.values()) {
-      if (activity.status === "started" && line.dataset["status"] === "started") this.#render(line, activity.kind, "stopped", activity.title);
+      if (activity.status === "started" && line.dataset.status === "started") this.#render(line, activity.kind, "stopped", activity.title);
     }
   }
 
@@ -42,8 +42,8 @@ export class ActivityLog {
   }
 
   #render(line: HTMLElement, kind: string, status: string, title: string): void {
-    line.dataset["kind"] = kind;
-    line.dataset["status"] = status;
+    line.dataset.kind = kind;
+    line.dataset.status = status;
     line.textContent = `${kind} ${status}: ${title}`;
   }
 

@@ -12,7 +12,10 @@ describe("describeApproval", () => {
   });
 
   it("asks to approve the origin in the popup when it is not approved", () => {
-    const text = describeApproval({ installed: true, approved: false, origin: "http://127.0.0.1:5000", appConnected: true, appLaunched: false }, EXTENSION_ID);
+    const text = describeApproval(
+      { installed: true, approved: false, origin: "http://127.0.0.1:5000", appConnected: true, appLaunched: false },
+      EXTENSION_ID,
+    );
     expect(text.text).toMatch(/installed; origin http:\/\/127\.0\.0\.1:5000 not approved; desktop app connected/);
     expect(text.hint).toMatch(/approve http:\/\/127\.0\.0\.1:5000 in the Pedelec extension popup/);
   });

@@ -20,8 +20,8 @@ export function mountBoard(container: HTMLElement, store: TodoStore): () => void
   const handleClick = (event: MouseEvent): void => {
     const button = event.target instanceof Element ? event.target.closest("button[data-move-to]") : null;
     if (!(button instanceof HTMLButtonElement)) return;
-    const id = button.closest<HTMLElement>(".card")?.dataset["id"];
-    const column = button.dataset["moveTo"];
+    const id = button.closest<HTMLElement>(".card")?.dataset.id;
+    const column = button.dataset.moveTo;
     if (id !== undefined && isTodoColumn(column)) store.move(id, column);
   };
 

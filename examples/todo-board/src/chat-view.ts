@@ -13,7 +13,7 @@ export function mountChat(container: HTMLElement, transcript: ChatTranscript): (
     }
     element.textContent = entry.text;
     element.classList.toggle("streaming", !entry.complete);
-    if (entry.messageId !== undefined) element.dataset["messageId"] = entry.messageId;
+    if (entry.messageId !== undefined) element.dataset.messageId = entry.messageId;
     // Follow the stream only when the reader is already at the bottom.
     const nearBottom = container.scrollHeight - container.scrollTop - container.clientHeight < 80;
     if (nearBottom || entry.role === "user") container.scrollTop = container.scrollHeight;

@@ -6,10 +6,7 @@ export interface ElementOptions {
   attributes?: Record<string, string>;
 }
 
-export function createElement<TTag extends keyof HTMLElementTagNameMap>(
-  tag: TTag,
-  options: ElementOptions = {},
-): HTMLElementTagNameMap[TTag] {
+export function createElement<TTag extends keyof HTMLElementTagNameMap>(tag: TTag, options: ElementOptions = {}): HTMLElementTagNameMap[TTag] {
   const element = document.createElement(tag);
   if (options.className !== undefined) element.className = options.className;
   if (options.text !== undefined) element.textContent = options.text;
@@ -19,10 +16,7 @@ export function createElement<TTag extends keyof HTMLElementTagNameMap>(
 }
 
 /** The element with this id, checked to be of the expected kind (a missing hook is a bug in index.html). */
-export function requireElement<TElement extends HTMLElement>(
-  id: string,
-  kind: abstract new (...args: never[]) => TElement,
-): TElement {
+export function requireElement<TElement extends HTMLElement>(id: string, kind: abstract new (...args: never[]) => TElement): TElement {
   const element = document.getElementById(id);
   if (!(element instanceof kind)) throw new Error(`index.html has no #${id} of the expected kind`);
   return element;

@@ -67,7 +67,9 @@ describe("describeError", () => {
       message: "busy",
       remedy: "Wait for the running turn to finish (or stop it), then send again.",
     });
-    expect(describeError(new PedelecError("NATIVE_HOST_UNAVAILABLE", "the Pedelec native host is unavailable")).remedy).toContain("`npx pedelec install`");
+    expect(describeError(new PedelecError("NATIVE_HOST_UNAVAILABLE", "the Pedelec native host is unavailable")).remedy).toContain(
+      "`npx pedelec install`",
+    );
   });
 
   it("has a remedy for every catalogue code", () => {

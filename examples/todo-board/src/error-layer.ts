@@ -4,17 +4,7 @@ import type { ErrorCode } from "@kaoruisaac/pedelec";
  * Which part of the chain an error comes from, so the page can tell the user where to look:
  * the extension, the approval popup, the local runtime, the agent's provider, the session, or a tool.
  */
-export type ErrorLayer =
-  | "extension"
-  | "approval"
-  | "native"
-  | "provider"
-  | "session"
-  | "tool"
-  | "workspace"
-  | "asset"
-  | "script"
-  | "page";
+export type ErrorLayer = "extension" | "approval" | "native" | "provider" | "session" | "tool" | "workspace" | "asset" | "script" | "page";
 
 export const ERROR_LAYER_LABELS: Readonly<Record<ErrorLayer, string>> = {
   extension: "extension",

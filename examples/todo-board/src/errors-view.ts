@@ -20,9 +20,7 @@ export function showError(container: HTMLElement, error: unknown): HTMLElement {
   );
   if (remedy !== undefined) {
     const remedyElement = createElement("div", { className: "error-remedy" });
-    remedyElement.append(
-      ...textWithCommands(remedy).map((part) => (part.command ? createElement("code", { text: part.text }) : part.text)),
-    );
+    remedyElement.append(...textWithCommands(remedy).map((part) => (part.command ? createElement("code", { text: part.text }) : part.text)));
     item.append(" ", remedyElement);
   }
   container.append(item);

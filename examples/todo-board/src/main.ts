@@ -16,7 +16,7 @@ import { controlsState, statusLabel } from "./controls-state.js";
 import { requireElement } from "./dom.js";
 import { showError } from "./errors-view.js";
 import { readPageOptions } from "./page-options.js";
-import { preferredChoice, providerChoices } from "./provider-choices.js";
+import { preferredChoice, providerChoices, type ProviderChoice } from "./provider-choices.js";
 import { followSession, type FollowedSession } from "./session-follow.js";
 import { summarizeToolCall } from "./tool-call-summary.js";
 import { createTodoStore } from "./todo-store.js";
@@ -78,7 +78,7 @@ function renderStatus(): void {
   const coreLost = state.followed?.coreLost() !== undefined;
   const text = statusLabel({ connecting: state.connecting, status, coreLost });
   statusElement.textContent = text;
-  statusElement.dataset["status"] = text;
+  statusElement.dataset.status = text;
   const controls = controlsState({ connecting: state.connecting, status, ending: state.ending, sending: state.sending, coreLost });
   connectButton.disabled = !controls.connect;
   providerSelect.disabled = !controls.sessionOptions;
@@ -103,8 +103,8 @@ async function refreshApproval(): Promise<void> {
     const status = await pedelec.getApprovalStatus();
     const { text, hint } = describeApproval(status, extensionId);
     approvalElement.textContent = text;
-    approvalElement.dataset["installed"] = String(status.installed);
-    approvalElement.dataset["approved"] = String(status.approved);
+    approvalElement.dataset.installed = String(status.installed);
+    approvalElement.dataset.approved = String(status.approved);
     approvalHintElement.textContent = hint;
     approvalHintElement.hidden = hint === "";
     if (status.approved) await refreshProviders();
@@ -119,7 +119,7 @@ async function refreshApproval(): Promise<void> {
  * approval the picker keeps its plain list.
  */
 async function refreshProviders(): Promise<void> {
-  let choices;
+  let choices: ProviderChoice[];
   try {
     choices = providerChoices(await pedelec.listProviders());
   } catch (error) {
@@ -132,7 +132,7 @@ async function refreshProviders(): Promise<void> {
     ...choices.map((choice) => {
       const option = new Option(choice.label, choice.value);
       option.disabled = !choice.available;
-      option.dataset["available"] = String(choice.available);
+      option.dataset.available = String(choice.available);
       if (choice.reason !== "") option.title = choice.reason;
       return option;
     }),
@@ -143,7 +143,7 @@ async function refreshProviders(): Promise<void> {
       .filter((choice) => !choice.available)
       .map((choice) => {
         const item = document.createElement("li");
-        item.dataset["provider"] = choice.value;
+        item.dataset.provider = choice.value;
         item.textContent = choice.reason;
         return item;
       }),

@@ -13,7 +13,12 @@ describe("providerChoices", () => {
     expect(providerChoices(providers)).toEqual([
       { value: "claude", label: "Claude Code", available: true, reason: "" },
       { value: "cursor", label: "Cursor", available: true, reason: "" },
-      { value: "codex", label: "Codex (unavailable)", available: false, reason: "Codex: found at /usr/bin/codex but not signed in — run `codex login`" },
+      {
+        value: "codex",
+        label: "Codex (unavailable)",
+        available: false,
+        reason: "Codex: found at /usr/bin/codex but not signed in — run `codex login`",
+      },
       { value: "ollama", label: "Ollama (unavailable)", available: false, reason: "Ollama: unavailable" },
     ]);
   });

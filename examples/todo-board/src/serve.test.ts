@@ -89,7 +89,7 @@ describe("startStaticServer", () => {
   it.each(["POST", "PUT", "DELETE"])("refuses %s with 405", async (method) => {
     const response = await rawRequest(server, "/index.html", method);
     expect(response.status).toBe(405);
-    expect(response.headers["allow"]).toBe("GET, HEAD");
+    expect(response.headers.allow).toBe("GET, HEAD");
   });
 
   it.each(["/missing.html", "/sub/missing.js", "/%252e%252e/secret.txt", "//secret.txt"])("answers 404 for %s", async (rawPath) => {

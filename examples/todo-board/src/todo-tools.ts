@@ -5,7 +5,7 @@ import { isTodoColumn, TODO_COLUMNS, TODO_TITLE_MAX_LENGTH, type TodoCard, type 
 export const TODO_BOARD_GUIDANCE = [
   "You are helping the user with a to-do board shown in their browser page.",
   `The board has three columns: ${TODO_COLUMNS.map((column) => `"${column}"`).join(", ")} (in that order of progress).`,
-  "Each card has an id (like \"t3\"), a title and the column it is in.",
+  'Each card has an id (like "t3"), a title and the column it is in.',
   "Read the board with the list_todos tool before you change it, and refer to cards by their id.",
   "Add cards with add_todo and move them between columns with move_todo; there is no way to delete or rename a card.",
   "The board lives only in the page: use these tools, not files, to change it.",
@@ -72,8 +72,8 @@ export function createTodoTools(store: TodoStore, observe?: (call: TodoToolCall)
     },
     handler: observed("add_todo", (args): TodoCard => {
       const fields = readArgs("add_todo", args, ["title", "column"]);
-      const title = readTitle(fields["title"]);
-      const column = fields["column"] === undefined ? "todo" : readColumn("add_todo", fields["column"]);
+      const title = readTitle(fields.title);
+      const column = fields.column === undefined ? "todo" : readColumn("add_todo", fields.column);
       return store.add({ title, column });
     }),
   });
@@ -92,11 +92,11 @@ export function createTodoTools(store: TodoStore, observe?: (call: TodoToolCall)
     },
     handler: observed("move_todo", (args): TodoCard => {
       const fields = readArgs("move_todo", args, ["id", "column"]);
-      const id = fields["id"];
+      const id = fields.id;
       if (typeof id !== "string" || id.length === 0) {
         throw new Error(`move_todo: "id" must be a card id string, got ${describe(id)}`);
       }
-      const column = readColumn("move_todo", fields["column"]);
+      const column = readColumn("move_todo", fields.column);
       if (store.get(id) === undefined) {
         throw new Error(`move_todo: no card has the id "${id}"; call list_todos to see the ids`);
       }

@@ -8,9 +8,7 @@ export function summarizeToolCall(call: TodoToolCall): string {
   const head = args === "" ? call.toolName : `${call.toolName} ${args}`;
   if (!call.ok) {
     // Handler messages name their tool for the agent's sake; the line already does.
-    const message = call.error.message.startsWith(`${call.toolName}: `)
-      ? call.error.message.slice(call.toolName.length + 2)
-      : call.error.message;
+    const message = call.error.message.startsWith(`${call.toolName}: `) ? call.error.message.slice(call.toolName.length + 2) : call.error.message;
     return `${head} failed: ${message}`;
   }
   const result = call.result;

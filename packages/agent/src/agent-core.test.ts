@@ -67,7 +67,11 @@ async function sessionWithCapability() {
     if (frame.kind !== "event" || frame.envelope.event.type !== "tool-call-requested") return;
     const { toolRequestId, args } = frame.envelope.event;
     calls.push(args);
-    void page.request("submitToolResult", { sessionId, toolRequestId, outcome: { ok: true, result: { id: `card-${calls.length}`, ...(args as object) } } }, ORIGIN);
+    void page.request(
+      "submitToolResult",
+      { sessionId, toolRequestId, outcome: { ok: true, result: { id: `card-${calls.length}`, ...(args as object) } } },
+      ORIGIN,
+    );
   });
   return { sessionId, workspace: workspace.path, capability, calls };
 }
@@ -117,7 +121,12 @@ describe("pedelec-agent in a real Core session", () => {
     await writeFile(join(workspace, "count.ts"), 'console.log(Deno.args.length, Deno.args.join(","));\n');
     const plan = [
       { say: "Adding the card.", call: { name: "add_todo", arguments: { title: "Buy milk" } } },
-      { calls: [{ name: "add_todo", arguments: { title: "" } }, { name: "workspace_read_file", arguments: { path: "notes.md" } }] },
+      {
+        calls: [
+          { name: "add_todo", arguments: { title: "" } },
+          { name: "workspace_read_file", arguments: { path: "notes.md" } },
+        ],
+      },
       { call: { name: "run_script", arguments: { path: "count.ts", args: ["a", "b"] } } },
       { reply: "Done: the card is on the board." },
     ];
@@ -160,8 +169,12 @@ describe("pedelec-agent in a real Core session", () => {
     expect(chats).toHaveLength(4);
     const offered = chats[0]?.body.tools.map((tool: { function: { name: string } }) => tool.function.name);
     expect(offered).toEqual(["workspace_list_files", "workspace_read_file", "workspace_write_file", "run_script", "add_todo"]);
-    expect(chats[0]?.body.tools[4].function).toEqual({ name: "add_todo", description: "Add a card to the board", parameters: pageTools[0]!.argsSchema });
-    const toolResults = (chats[3]?.body.messages as { role: string; tool_name?: string; content: string }[])
+    expect(chats[0]?.body.tools[4].function).toEqual({
+      name: "add_todo",
+      description: "Add a card to the board",
+      parameters: pageTools[0]!.argsSchema,
+    });
+    const toolResults = (chats[3]!.body.messages as { role: string; tool_name?: string; content: string }[])
       .filter((message) => message.role === "tool")
       .map((message) => ({ tool: message.tool_name, ...JSON.parse(message.content) }));
     expect(toolResults).toEqual([
@@ -193,7 +206,13 @@ describe("pedelec-agent in a real Core session", () => {
     const run = await runAgent(entry, {
       args: ["run", "--workspace", workspace, "--model", "qwen3", "--base-url", server.url],
       stdin: "reply: hi",
-      env: { PATH: process.env.PATH, PEDELEC_HOME: home, PEDELEC_THREAD_ID: sessionId, [THREAD_CAPABILITY_ENV]: "x".repeat(43), [AGENT_API_KEY_ENV]: API_KEY },
+      env: {
+        PATH: process.env.PATH,
+        PEDELEC_HOME: home,
+        PEDELEC_THREAD_ID: sessionId,
+        [THREAD_CAPABILITY_ENV]: "x".repeat(43),
+        [AGENT_API_KEY_ENV]: API_KEY,
+      },
     });
     expect(run.code).toBe(1);
     expect(run.events.at(-1)).toMatchObject({ type: "turn-failed", error: { code: "THREAD_ACCESS_DENIED" } });

@@ -37,7 +37,10 @@ async function main(): Promise<number> {
   try {
     const options = parseAgentOptions(process.argv.slice(2));
     if (apiKey.trim() === "") {
-      throw new PedelecError("OLLAMA_API_KEY_REQUIRED", `the endpoint's API key is missing: ${AGENT_API_KEY_ENV} is empty (set ollama.apiKey in Pedelec's settings)`);
+      throw new PedelecError(
+        "OLLAMA_API_KEY_REQUIRED",
+        `the endpoint's API key is missing: ${AGENT_API_KEY_ENV} is empty (set ollama.apiKey in Pedelec's settings)`,
+      );
     }
     let prompt: string;
     try {

@@ -7,7 +7,19 @@ const base = ["run", "--workspace", "/tmp/ws", "--model", "qwen3", "--base-url",
 
 describe("parseAgentOptions", () => {
   it("reads every flag", () => {
-    const options = parseAgentOptions([...base, "--conversation", "abcd1234-x", "--num-ctx", "8192", "--temperature", "0.7", "--think", "off", "--max-tool-rounds", "5"]);
+    const options = parseAgentOptions([
+      ...base,
+      "--conversation",
+      "abcd1234-x",
+      "--num-ctx",
+      "8192",
+      "--temperature",
+      "0.7",
+      "--think",
+      "off",
+      "--max-tool-rounds",
+      "5",
+    ]);
     expect(options).toEqual({
       workspace: "/tmp/ws",
       model: "qwen3",
@@ -27,7 +39,9 @@ describe("parseAgentOptions", () => {
     expect(() => parseAgentOptions([...base, "--temperature", "warm"])).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
     expect(() => parseAgentOptions([...base, "--num-ctx", "-1"])).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
     expect(() => parseAgentOptions([...base, "--conversation", "a/../../b"])).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
-    expect(() => parseAgentOptions(["run", "--workspace", "/tmp/ws", "--base-url", "http://x"])).toThrow(expect.objectContaining({ code: "MODEL_REQUIRED" }));
+    expect(() => parseAgentOptions(["run", "--workspace", "/tmp/ws", "--base-url", "http://x"])).toThrow(
+      expect.objectContaining({ code: "MODEL_REQUIRED" }),
+    );
   });
 
   it("accepts only plain http(s) base URLs, and keeps a path prefix for the chat endpoint", () => {

@@ -1,5 +1,5 @@
 import { isAbsolute } from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { DEFAULT_AGENT_MAX_TOOL_ROUNDS } from "@pedelec/protocol/agent-wire";
 import { parseBaseUrl as parseEndpointBaseUrl } from "@pedelec/core/providers/ollama/ollama-endpoint";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -11,6 +11,18 @@ The prompt is read from stdin; the endpoint's API key from $PEDELEC_OLLAMA_API_K
 
 /** The pattern of a conversation id (the same as agent-wire's conversation-started), which keeps it a plain file name. */
 export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
+
+/** The flags `run` takes. */
+const AGENT_FLAGS = {
+  workspace: { type: "string" },
+  model: { type: "string" },
+  "base-url": { type: "string" },
+  conversation: { type: "string" },
+  "num-ctx": { type: "string" },
+  temperature: { type: "string" },
+  think: { type: "string" },
+  "max-tool-rounds": { type: "string" },
+} as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 /** One turn's settings, from the command line. */
 export interface AgentOptions {
@@ -26,23 +38,9 @@ export interface AgentOptions {
 
 /** Parses `run …`; every refusal is a PedelecError the caller prints as turn-failed. */
 export function parseAgentOptions(argv: readonly string[]): AgentOptions {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof AGENT_FLAGS; allowPositionals: true; strict: true }>>;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: {
-        workspace: { type: "string" },
-        model: { type: "string" },
-        "base-url": { type: "string" },
-        conversation: { type: "string" },
-        "num-ctx": { type: "string" },
-        temperature: { type: "string" },
-        think: { type: "string" },
-        "max-tool-rounds": { type: "string" },
-      },
-      allowPositionals: true,
-      strict: true,
-    });
+    parsed = parseArgs({ args: [...argv], options: AGENT_FLAGS, allowPositionals: true, strict: true });
   } catch (error) {
     throw new PedelecError("INVALID_INPUT", `${(error as Error).message}\n${AGENT_USAGE}`);
   }
@@ -86,7 +84,8 @@ export function parseAgentOptions(argv: readonly string[]): AgentOptions {
 
 /** The `--base-url` value, checked by the same rule Core applies to `ollama.baseUrl`; refused before any request. */
 export function parseBaseUrl(text: string | undefined): URL {
-  if (text === undefined || text.trim() === "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "--base-url is required, e.g. http://127.0.0.1:11434");
+  if (text === undefined || text.trim() === "")
+    throw new PedelecError("OLLAMA_BASE_URL_INVALID", "--base-url is required, e.g. http://127.0.0.1:11434");
   return parseEndpointBaseUrl(text.trim());
 }
 

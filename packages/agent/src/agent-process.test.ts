@@ -117,7 +117,12 @@ describe("pedelec-agent against an Ollama-compatible server", () => {
     const plan = [
       { say: "Let me look.", call: { name: "workspace_list_files", arguments: {} } },
       { call: { name: "workspace_read_file", arguments: { path: "notes.md" } }, callsInDoneChunk: true },
-      { calls: [{ name: "workspace_write_file", arguments: { path: "out/summary.txt", content: "milk" } }, { name: "workspace_read_file", arguments: { path: "../etc/passwd" } }] },
+      {
+        calls: [
+          { name: "workspace_write_file", arguments: { path: "out/summary.txt", content: "milk" } },
+          { name: "workspace_read_file", arguments: { path: "../etc/passwd" } },
+        ],
+      },
       { reply: "All done." },
     ];
     const run = await runAgent(entry, { args: agentArgs(), stdin: `plan: ${JSON.stringify(plan)}`, env: agentEnv() });
@@ -145,12 +150,18 @@ describe("pedelec-agent against an Ollama-compatible server", () => {
 
   it("gives the model a readable error for a tool it does not have, for bad arguments, and for scripts outside a session", async () => {
     const plan = [
-      { calls: [{ name: "no_such_tool", arguments: {} }, { name: "workspace_read_file", arguments: { file: "x" } }, { name: "run_script", arguments: { source: "1" } }] },
+      {
+        calls: [
+          { name: "no_such_tool", arguments: {} },
+          { name: "workspace_read_file", arguments: { file: "x" } },
+          { name: "run_script", arguments: { source: "1" } },
+        ],
+      },
       { reply: "ok" },
     ];
     const run = await runAgent(entry, { args: agentArgs(), stdin: `plan: ${JSON.stringify(plan)}`, env: agentEnv() });
     expect(run.code).toBe(0);
-    const toolMessages = (chatRequests()[1]?.body.messages as { role: string; content: string }[]).filter((message) => message.role === "tool");
+    const toolMessages = (chatRequests()[1]!.body.messages as { role: string; content: string }[]).filter((message) => message.role === "tool");
     expect(toolMessages.map((message) => JSON.parse(message.content).error.code)).toEqual(["TOOL_NOT_FOUND", "TOOL_ARGS_INVALID", "IPC_UNAVAILABLE"]);
   });
 
@@ -334,8 +345,9 @@ describe("pedelec-agent's first-delta latency", () => {
     }
     samples.sort((left, right) => left - right);
     const median = (samples[9]! + samples[10]!) / 2;
-    console.log(`pedelec-agent first text-delta after process start: median ${median.toFixed(1)} ms (min ${samples[0]!.toFixed(1)}, max ${samples[19]!.toFixed(1)})`);
+    console.log(
+      `pedelec-agent first text-delta after process start: median ${median.toFixed(1)} ms (min ${samples[0]!.toFixed(1)}, max ${samples[19]!.toFixed(1)})`,
+    );
     expect(median).toBeLessThan(2_000);
   }, 60_000);
 });
-

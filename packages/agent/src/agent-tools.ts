@@ -6,7 +6,14 @@ import { MAX_RUN_TIMEOUT_MS } from "@pedelec/protocol/script-run";
 import type { CoreBridge, PageTool } from "./core-bridge.js";
 import type { OllamaToolDefinition } from "./ollama-chat-schema.js";
 import type { TurnBudget } from "./turn-limits.js";
-import { DEFAULT_LIST_DEPTH, MAX_LIST_DEPTH, MAX_WRITE_FILE_BYTES, listWorkspaceFiles, readWorkspaceFile, writeWorkspaceFile } from "./workspace-files.js";
+import {
+  DEFAULT_LIST_DEPTH,
+  MAX_LIST_DEPTH,
+  MAX_WRITE_FILE_BYTES,
+  listWorkspaceFiles,
+  readWorkspaceFile,
+  writeWorkspaceFile,
+} from "./workspace-files.js";
 
 /** What the model reads back from a tool call. */
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
@@ -76,15 +83,25 @@ const BUILT_IN_TOOLS: Record<string, BuiltInTool<z.ZodType>> = {
     argsSchema: z
       .strictObject({
         path: pathField.optional().describe("A .ts or .js file of the workspace to run"),
-        source: z.string().min(1).max(1024 * 1024).optional().describe("Code to run instead of a file"),
-        args: z.array(z.string().max(64 * 1024)).max(256).optional().describe("Arguments the script gets as Deno.args"),
+        source: z
+          .string()
+          .min(1)
+          .max(1024 * 1024)
+          .optional()
+          .describe("Code to run instead of a file"),
+        args: z
+          .array(z.string().max(64 * 1024))
+          .max(256)
+          .optional()
+          .describe("Arguments the script gets as Deno.args"),
         timeoutMs: z.number().int().min(1).max(MAX_RUN_TIMEOUT_MS).optional().describe("Time limit in milliseconds (default 60000)"),
       })
       .refine((args) => (args.path === undefined) !== (args.source === undefined), { message: "give exactly one of path and source" }),
     kind: "command",
     title: (args) => (args.path !== undefined ? `run ${args.path}` : `run a script (${(args.source ?? "").split("\n").length} lines)`),
     run: (args, { bridge, signal }) => {
-      if (bridge === null) throw new PedelecError("IPC_UNAVAILABLE", "scripts run only inside a Pedelec session (Core is not reachable from this turn)");
+      if (bridge === null)
+        throw new PedelecError("IPC_UNAVAILABLE", "scripts run only inside a Pedelec session (Core is not reachable from this turn)");
       return bridge.runScript(
         {
           ...(args.path !== undefined ? { entry: args.path } : { source: args.source }),
@@ -176,7 +193,8 @@ export class AgentToolbox {
     }
     if (tool !== undefined) {
       const parsed = tool.argsSchema.safeParse(args);
-      if (!parsed.success) throw new PedelecError("TOOL_ARGS_INVALID", `invalid arguments for ${name}: ${summarizeIssues(parsed.error.issues).message}`);
+      if (!parsed.success)
+        throw new PedelecError("TOOL_ARGS_INVALID", `invalid arguments for ${name}: ${summarizeIssues(parsed.error.issues).message}`);
       return tool.run(parsed.data, this.#context);
     }
     if (this.#pageTools.has(name) && this.#context.bridge !== null) return this.#context.bridge.callTool(name, args, this.#context.signal);

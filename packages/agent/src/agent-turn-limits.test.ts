@@ -81,7 +81,17 @@ async function measureTurn(label: string, prompt: string, env: NodeJS.ProcessEnv
   const conversations = await folderSize(join(home, "agent", "conversations"));
   const eventCounts: Record<string, number> = {};
   for (const event of agent.events) eventCounts[event.type] = (eventCounts[event.type] ?? 0) + 1;
-  const measured = { agent, code, stillRunning, elapsedMs, files, diskBytes: bytes, conversationBytes: conversations.bytes, eventCounts, events: agent.events };
+  const measured = {
+    agent,
+    code,
+    stillRunning,
+    elapsedMs,
+    files,
+    diskBytes: bytes,
+    conversationBytes: conversations.bytes,
+    eventCounts,
+    events: agent.events,
+  };
   console.log(
     `${label}: ${stillRunning ? `STILL RUNNING, killed at ${HARD_DEADLINE_MS} ms` : `exit ${code} after ${elapsedMs.toFixed(0)} ms`}; ` +
       `${agent.events.length} events ${JSON.stringify(eventCounts)}; ${files} files, ${bytes} bytes in the workspace; ` +
@@ -183,7 +193,7 @@ describe("pedelec-agent against a hostile endpoint", () => {
   }, 30_000);
 
   it("a string instead of an object as a call's arguments is a tool error the model reads, not a failed turn", async () => {
-    const run = await measureTurn("string arguments", "string-arguments workspace_write_file {\"path\":\"a.txt\",\"content\":\"hi\"}");
+    const run = await measureTurn("string arguments", 'string-arguments workspace_write_file {"path":"a.txt","content":"hi"}');
     expect(run.code).toBe(0);
     expect(run.events.at(-1)).toMatchObject({ type: "turn-completed", rounds: 2 });
     const [result] = lastToolResults();
@@ -192,7 +202,9 @@ describe("pedelec-agent against a hostile endpoint", () => {
     expect(run.files).toBe(0);
     // What goes back to the endpoint is a well-formed call (arguments an object), which a real Ollama accepts.
     const chats = server.requests.filter((request) => request.path === "/api/chat");
-    const assistant = (chats[1]?.body.messages as { role: string; tool_calls?: { function: { arguments: unknown } }[] }[]).find((message) => message.role === "assistant");
+    const assistant = (chats[1]!.body.messages as { role: string; tool_calls?: { function: { arguments: unknown } }[] }[]).find(
+      (message) => message.role === "assistant",
+    );
     expect(assistant?.tool_calls?.[0]?.function.arguments).toEqual({});
   });
 

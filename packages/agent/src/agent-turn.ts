@@ -138,7 +138,9 @@ async function runRounds(input: AgentTurnInput, emit: (event: AgentEvent) => voi
       role: "assistant",
       content: answer.content,
       tool_calls: [
-        ...toRun.map((call) => ({ function: { name: call.function.name, arguments: isPlainObject(call.function.arguments) ? call.function.arguments : {} } })),
+        ...toRun.map((call) => ({
+          function: { name: call.function.name, arguments: isPlainObject(call.function.arguments) ? call.function.arguments : {} },
+        })),
         ...refusedListed.map((call) => ({ function: { name: call.function.name, arguments: {} } })),
       ],
     });
@@ -153,7 +155,11 @@ async function runRounds(input: AgentTurnInput, emit: (event: AgentEvent) => voi
       const failed = !outcome.ok || isFailedRun(outcome.result);
       emit({
         type: "activity",
-        activity: { ...activity, status: failed ? "failed" : "completed", detail: capDetail(outcome.ok ? JSON.stringify(outcome.result) : `${outcome.error.code}: ${outcome.error.message}`) },
+        activity: {
+          ...activity,
+          status: failed ? "failed" : "completed",
+          detail: capDetail(outcome.ok ? JSON.stringify(outcome.result) : `${outcome.error.code}: ${outcome.error.message}`),
+        },
       });
       messages.push({ role: "tool", tool_name: name, content: JSON.stringify(outcome) });
     }
@@ -175,7 +181,10 @@ async function runRounds(input: AgentTurnInput, emit: (event: AgentEvent) => voi
     await save();
     if (round >= options.maxToolRounds) {
       throw new TurnFailure(
-        new PedelecError("AGENT_TOOL_ROUNDS_EXCEEDED", `the model was still calling tools after ${options.maxToolRounds} rounds; the turn was stopped`),
+        new PedelecError(
+          "AGENT_TOOL_ROUNDS_EXCEEDED",
+          `the model was still calling tools after ${options.maxToolRounds} rounds; the turn was stopped`,
+        ),
       );
     }
   }

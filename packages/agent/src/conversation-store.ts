@@ -46,9 +46,12 @@ export class ConversationStore {
       text = await readFile(this.fileOf(conversationId), "utf8");
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      throw new PedelecError("THREAD_NOT_FOUND", `the conversation ${conversationId} does not exist any more${code === "ENOENT" ? "" : ` (${code})`}`);
+      throw new PedelecError(
+        "THREAD_NOT_FOUND",
+        `the conversation ${conversationId} does not exist any more${code === "ENOENT" ? "" : ` (${code})`}`,
+      );
     }
-    let parsed;
+    let parsed: ReturnType<typeof conversationRecordSchema.safeParse> | undefined;
     try {
       parsed = conversationRecordSchema.safeParse(JSON.parse(text));
     } catch {

@@ -9,10 +9,26 @@ function conversation(turns: number, writeBytes: number, resultBytes: number): O
   const messages: OllamaMessage[] = [{ role: "system", content: "You are Pedelec's agent." }];
   for (let turn = 1; turn <= turns; turn += 1) {
     messages.push({ role: "user", content: `turn ${turn}: write and read` });
-    messages.push({ role: "assistant", content: "", tool_calls: [{ function: { name: "workspace_write_file", arguments: { path: `out-${turn}.txt`, content: "w".repeat(writeBytes) } } }] });
-    messages.push({ role: "tool", tool_name: "workspace_write_file", content: JSON.stringify({ ok: true, result: { path: `out-${turn}.txt`, bytesWritten: writeBytes } }) });
-    messages.push({ role: "assistant", content: "", tool_calls: [{ function: { name: "workspace_read_file", arguments: { path: `in-${turn}.txt` } } }] });
-    messages.push({ role: "tool", tool_name: "workspace_read_file", content: JSON.stringify({ ok: true, result: { content: "r".repeat(resultBytes) } }) });
+    messages.push({
+      role: "assistant",
+      content: "",
+      tool_calls: [{ function: { name: "workspace_write_file", arguments: { path: `out-${turn}.txt`, content: "w".repeat(writeBytes) } } }],
+    });
+    messages.push({
+      role: "tool",
+      tool_name: "workspace_write_file",
+      content: JSON.stringify({ ok: true, result: { path: `out-${turn}.txt`, bytesWritten: writeBytes } }),
+    });
+    messages.push({
+      role: "assistant",
+      content: "",
+      tool_calls: [{ function: { name: "workspace_read_file", arguments: { path: `in-${turn}.txt` } } }],
+    });
+    messages.push({
+      role: "tool",
+      tool_name: "workspace_read_file",
+      content: JSON.stringify({ ok: true, result: { content: "r".repeat(resultBytes) } }),
+    });
     messages.push({ role: "assistant", content: `done with turn ${turn}` });
   }
   return messages;
@@ -35,7 +51,9 @@ describe("trimConversation", () => {
     expect(report.toolResults).toBeGreaterThan(0);
     expect(report.removedMessages).toBe(0);
     const reads = messages.filter((message) => message.role === "tool" && message.tool_name === "workspace_read_file");
-    expect(JSON.parse(reads[0]!.content)).toEqual({ trimmed: expect.stringMatching(/^Pedelec removed this result of workspace_read_file \(\d+ bytes\).*call the tool again/) as string });
+    expect(JSON.parse(reads[0]!.content)).toEqual({
+      trimmed: expect.stringMatching(/^Pedelec removed this result of workspace_read_file \(\d+ bytes\).*call the tool again/) as string,
+    });
     expect(JSON.parse(reads.at(-1)!.content)).toMatchObject({ ok: true });
     // Every message is still there, in order: the model keeps the whole story, minus the bulk.
     expect(messages).toHaveLength(1 + 40 * 6);
@@ -51,7 +69,10 @@ describe("trimConversation", () => {
     expect(sizeOf(messages)).toBeLessThanOrEqual(MAX_CONVERSATION_BYTES);
     expect(report.toolArguments).toBe(8);
     const write = messages[2] as Extract<OllamaMessage, { role: "assistant" }>;
-    expect(write.tool_calls?.[0]?.function.arguments).toEqual({ path: "out-1.txt", content: expect.stringMatching(/^\[Pedelec removed this argument \(\d+ bytes\)/) as string });
+    expect(write.tool_calls?.[0]?.function.arguments).toEqual({
+      path: "out-1.txt",
+      content: expect.stringMatching(/^\[Pedelec removed this argument \(\d+ bytes\)/) as string,
+    });
   });
 
   it("removes whole earlier exchanges when trimming is not enough, keeping the last prompt and one note", () => {
@@ -73,7 +94,10 @@ describe("trimConversation", () => {
   });
 
   it("clips a single prompt larger than the cap, saying so", () => {
-    const messages: OllamaMessage[] = [{ role: "system", content: "s" }, { role: "user", content: "é".repeat(3 * 1024 * 1024) }];
+    const messages: OllamaMessage[] = [
+      { role: "system", content: "s" },
+      { role: "user", content: "é".repeat(3 * 1024 * 1024) },
+    ];
     const report = trimConversation(messages, 1024 * 1024);
     expect(report.clippedMessages).toBe(1);
     expect(sizeOf(messages)).toBeLessThanOrEqual(1024 * 1024);

@@ -90,7 +90,10 @@ export class CoreBridge {
   }
 
   close(): void {
-    void this.#connection?.then((connection) => connection.close(), () => undefined);
+    void this.#connection?.then(
+      (connection) => connection.close(),
+      () => undefined,
+    );
     this.#connection = undefined;
   }
 

@@ -64,7 +64,10 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
   const onOuterAbort = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener("abort", onOuterAbort, { once: true });
   const idleError = (): PedelecError =>
-    new PedelecError("OLLAMA_UNAVAILABLE", `Ollama at ${url.href} sent nothing for ${Math.round(idleTimeoutMs / 1000)} s; is it overloaded or stuck?`);
+    new PedelecError(
+      "OLLAMA_UNAVAILABLE",
+      `Ollama at ${url.href} sent nothing for ${Math.round(idleTimeoutMs / 1000)} s; is it overloaded or stuck?`,
+    );
 
   try {
     touch();
@@ -93,7 +96,10 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
         if (budget !== undefined) {
           budget.answerBytes += chunk.byteLength;
           if (budget.answerBytes > MAX_TURN_ANSWER_BYTES) {
-            throw turnLimitExceeded("answer-bytes", `the endpoint's answers in this turn passed ${MAX_TURN_ANSWER_BYTES} bytes, the most one turn may receive; the turn was stopped`);
+            throw turnLimitExceeded(
+              "answer-bytes",
+              `the endpoint's answers in this turn passed ${MAX_TURN_ANSWER_BYTES} bytes, the most one turn may receive; the turn was stopped`,
+            );
           }
         }
         yield chunk;
@@ -110,7 +116,10 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
           if (budget !== undefined) {
             budget.textBytes += Buffer.byteLength(message.content);
             if (budget.textBytes > MAX_TURN_TEXT_BYTES) {
-              throw turnLimitExceeded("text-bytes", `the model's text in this turn passed ${MAX_TURN_TEXT_BYTES} bytes, the most one turn may stream; the turn was stopped`);
+              throw turnLimitExceeded(
+                "text-bytes",
+                `the model's text in this turn passed ${MAX_TURN_TEXT_BYTES} bytes, the most one turn may stream; the turn was stopped`,
+              );
             }
           }
           result.content += message.content;
@@ -134,7 +143,8 @@ export async function streamChatRound(options: ChatRoundOptions): Promise<ChatRo
       if (error instanceof LineTooLongError) throw new PedelecError("OLLAMA_RESPONSE_INVALID", `Ollama's answer is not NDJSON: ${error.message}`);
       throw new PedelecError("OLLAMA_RESPONSE_INVALID", `the stream ended early: the connection to ${url.href} broke (${causeOf(error)})`);
     }
-    if (!done) throw new PedelecError("OLLAMA_RESPONSE_INVALID", `the stream ended early: Ollama at ${url.href} closed it without the final done line`);
+    if (!done)
+      throw new PedelecError("OLLAMA_RESPONSE_INVALID", `the stream ended early: Ollama at ${url.href} closed it without the final done line`);
     return result;
   } finally {
     clearTimeout(idleTimer);

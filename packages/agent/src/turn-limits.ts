@@ -124,7 +124,9 @@ export class TurnBudget {
 export function turnDeadline(maxTurnMs: number): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
   const timer = setTimeout(() => {
-    controller.abort(turnLimitExceeded("duration", `the turn ran for ${Math.round(maxTurnMs / 1000)} s, the most one turn may take, and was stopped`));
+    controller.abort(
+      turnLimitExceeded("duration", `the turn ran for ${Math.round(maxTurnMs / 1000)} s, the most one turn may take, and was stopped`),
+    );
   }, maxTurnMs);
   timer.unref();
   return { signal: controller.signal, clear: () => clearTimeout(timer) };

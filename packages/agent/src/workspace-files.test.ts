@@ -26,15 +26,29 @@ const refused = { code: "WORKSPACE_PATH_INVALID" };
 
 describe("confinePath", () => {
   it("resolves workspace-relative paths, existing or not", async () => {
-    await expect(confinePath(workspace, "docs/readme.md")).resolves.toEqual({ real: join(workspace, "docs/readme.md"), relative: "docs/readme.md", exists: true });
-    await expect(confinePath(workspace, "./docs/../new/file.txt")).resolves.toEqual({ real: join(workspace, "new/file.txt"), relative: "new/file.txt", exists: false });
+    await expect(confinePath(workspace, "docs/readme.md")).resolves.toEqual({
+      real: join(workspace, "docs/readme.md"),
+      relative: "docs/readme.md",
+      exists: true,
+    });
+    await expect(confinePath(workspace, "./docs/../new/file.txt")).resolves.toEqual({
+      real: join(workspace, "new/file.txt"),
+      relative: "new/file.txt",
+      exists: false,
+    });
     await expect(confinePath(workspace, ".")).resolves.toMatchObject({ relative: ".", exists: true });
   });
 
   it("refuses absolute paths, .. that leaves the workspace, and NUL", async () => {
-    await expect(confinePath(workspace, join(outside, "secret.txt"))).rejects.toMatchObject({ ...refused, message: expect.stringContaining("absolute") });
+    await expect(confinePath(workspace, join(outside, "secret.txt"))).rejects.toMatchObject({
+      ...refused,
+      message: expect.stringContaining("absolute"),
+    });
     await expect(confinePath(workspace, "/etc/passwd")).rejects.toMatchObject(refused);
-    await expect(confinePath(workspace, "../outside/secret.txt")).rejects.toMatchObject({ ...refused, message: expect.stringContaining("leaves the workspace") });
+    await expect(confinePath(workspace, "../outside/secret.txt")).rejects.toMatchObject({
+      ...refused,
+      message: expect.stringContaining("leaves the workspace"),
+    });
     await expect(confinePath(workspace, "docs/../../outside")).rejects.toMatchObject(refused);
     await expect(confinePath(workspace, "docs/readme.md\0.png")).rejects.toMatchObject({ ...refused, message: expect.stringContaining("NUL") });
   });
@@ -43,7 +57,10 @@ describe("confinePath", () => {
     await symlink(join(outside, "secret.txt"), join(workspace, "link-to-file"));
     await symlink(outside, join(workspace, "link-to-folder"));
     await symlink(join(outside, "nothing-here"), join(workspace, "dangling"));
-    await expect(confinePath(workspace, "link-to-file")).rejects.toMatchObject({ ...refused, message: expect.stringContaining("outside the workspace") });
+    await expect(confinePath(workspace, "link-to-file")).rejects.toMatchObject({
+      ...refused,
+      message: expect.stringContaining("outside the workspace"),
+    });
     await expect(confinePath(workspace, "link-to-folder/secret.txt")).rejects.toMatchObject(refused);
     // A file that does not exist yet, under a link that leads out: still out.
     await expect(confinePath(workspace, "link-to-folder/new/file.txt")).rejects.toMatchObject(refused);
@@ -60,7 +77,9 @@ describe("confinePath", () => {
     await mkdir(join(workspace, ".pedelec-runtime", "logs"), { recursive: true });
     await expect(confinePath(workspace, ".pedelec-runtime/logs/turn.log")).rejects.toMatchObject(refused);
     await expect(confinePath(workspace, ".pedelec-runtime/skills")).rejects.toMatchObject(refused);
-    await expect(confinePath(workspace, ".pedelec-runtime/assets/photo.png")).resolves.toMatchObject({ relative: ".pedelec-runtime/assets/photo.png" });
+    await expect(confinePath(workspace, ".pedelec-runtime/assets/photo.png")).resolves.toMatchObject({
+      relative: ".pedelec-runtime/assets/photo.png",
+    });
     // Not through an inside link either.
     await symlink(join(workspace, ".pedelec-runtime", "logs"), join(workspace, "logs-link"));
     await expect(confinePath(workspace, "logs-link/turn.log")).rejects.toMatchObject(refused);
@@ -87,7 +106,9 @@ describe("the workspace file tools", () => {
   });
 
   it(`caps a listing at ${MAX_LIST_ENTRIES} entries`, async () => {
-    await Promise.all(Array.from({ length: MAX_LIST_ENTRIES + 20 }, (_, index) => writeFile(join(workspace, `file-${String(index).padStart(4, "0")}.txt`), "")));
+    await Promise.all(
+      Array.from({ length: MAX_LIST_ENTRIES + 20 }, (_, index) => writeFile(join(workspace, `file-${String(index).padStart(4, "0")}.txt`), "")),
+    );
     const listing = await listWorkspaceFiles(workspace);
     expect(listing.entries).toHaveLength(MAX_LIST_ENTRIES);
     expect(listing.truncated).toBe(true);
@@ -100,7 +121,10 @@ describe("the workspace file tools", () => {
     await writeFile(join(workspace, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
     await expect(readWorkspaceFile(workspace, "latin1.txt")).rejects.toMatchObject({ code: "ASSET_TEXT_DECODE_FAILED" });
     await writeFile(join(workspace, "big.txt"), "x".repeat(MAX_READ_FILE_BYTES + 1));
-    await expect(readWorkspaceFile(workspace, "big.txt")).rejects.toMatchObject({ code: "ASSET_READ_TOO_LARGE", message: expect.stringContaining("run_script") });
+    await expect(readWorkspaceFile(workspace, "big.txt")).rejects.toMatchObject({
+      code: "ASSET_READ_TOO_LARGE",
+      message: expect.stringContaining("run_script"),
+    });
     await writeFile(join(workspace, "just-fits.txt"), "y".repeat(MAX_READ_FILE_BYTES));
     await expect(readWorkspaceFile(workspace, "just-fits.txt")).resolves.toMatchObject({ sizeBytes: MAX_READ_FILE_BYTES });
     await expect(readWorkspaceFile(workspace, "missing.txt")).rejects.toMatchObject({ code: "ASSET_NOT_FOUND" });

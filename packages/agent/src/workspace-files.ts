@@ -45,7 +45,10 @@ export async function listWorkspaceFiles(workspace: string, path = ".", depth = 
           entries.push({ path: relativePath, type: "directory" });
           next.push({ real, relative: relativePath });
         } else {
-          const sizeBytes = await lstat(real).then((info) => info.size, () => undefined);
+          const sizeBytes = await lstat(real).then(
+            (info) => info.size,
+            () => undefined,
+          );
           entries.push(sizeBytes === undefined ? { path: relativePath, type: "file" } : { path: relativePath, type: "file", sizeBytes });
         }
       }
@@ -75,7 +78,8 @@ export async function readWorkspaceFile(workspace: string, path: string) {
     }
     const buffer = Buffer.alloc(MAX_READ_FILE_BYTES + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_READ_FILE_BYTES) throw new PedelecError("ASSET_READ_TOO_LARGE", `${target.relative} grew past ${MAX_READ_FILE_BYTES} bytes while being read`);
+    if (bytesRead > MAX_READ_FILE_BYTES)
+      throw new PedelecError("ASSET_READ_TOO_LARGE", `${target.relative} grew past ${MAX_READ_FILE_BYTES} bytes while being read`);
     const bytes = buffer.subarray(0, bytesRead);
     let content: string;
     try {
@@ -93,7 +97,8 @@ export async function readWorkspaceFile(workspace: string, path: string) {
 /** Writes (creates or replaces) a text file of the workspace, creating its folders. */
 export async function writeWorkspaceFile(workspace: string, path: string, content: string) {
   const bytes = Buffer.from(content, "utf8");
-  if (bytes.length > MAX_WRITE_FILE_BYTES) throw new PedelecError("ASSET_TOO_LARGE", `the content has ${bytes.length} bytes, more than the ${MAX_WRITE_FILE_BYTES} one write may have`);
+  if (bytes.length > MAX_WRITE_FILE_BYTES)
+    throw new PedelecError("ASSET_TOO_LARGE", `the content has ${bytes.length} bytes, more than the ${MAX_WRITE_FILE_BYTES} one write may have`);
   const target = await confinePath(workspace, path);
   if (target.relative === ".") throw new PedelecError("WORKSPACE_PATH_INVALID", "give the path of a file, not the workspace itself");
   if (target.exists && !(await stat(target.real)).isFile()) throw new PedelecError("ASSET_NOT_FILE", `${target.relative} exists and is not a file`);

@@ -52,7 +52,8 @@ export async function confinePath(workspaceRoot: string, requested: string): Pro
   const real = join(realExisting, ...missing);
   if (!inside(realRoot, real)) throw invalid(requested, "resolves (through a link) to a place outside the workspace");
   const relativePath = relative(realRoot, real).split(sep).join("/") || ".";
-  if (isHiddenRuntimePath(relativePath)) throw invalid(requested, `is inside Pedelec's own ${RUNTIME_FOLDER} folder (only ${RUNTIME_FOLDER}/${VISIBLE_RUNTIME_FOLDER} is open)`);
+  if (isHiddenRuntimePath(relativePath))
+    throw invalid(requested, `is inside Pedelec's own ${RUNTIME_FOLDER} folder (only ${RUNTIME_FOLDER}/${VISIBLE_RUNTIME_FOLDER} is open)`);
   return { real, relative: relativePath, exists: missing.length === 0 };
 }
 

@@ -113,7 +113,11 @@ describe("pedelec-cli", () => {
   });
 
   it("answers arguments on stdin that cannot be read (invalid UTF-8, too large) with INVALID_INPUT, before reaching Core", async () => {
-    const result = await agentCli(["--thread-id", THREAD, "tool-call", "add_todo", "-"], undefined, new TypeError("The encoded data was not valid for encoding utf-8"));
+    const result = await agentCli(
+      ["--thread-id", THREAD, "tool-call", "add_todo", "-"],
+      undefined,
+      new TypeError("The encoded data was not valid for encoding utf-8"),
+    );
     expect(result.code).toBe(1);
     expect(result.json.error).toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining("not valid for encoding utf-8") });
   });

@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { callCore } from "@pedelec/core-client/core-call";
 import { locateCore } from "@pedelec/core-client/core-location";
 import { CORE_VERSION } from "@pedelec/core-client/core-version";
@@ -15,6 +15,13 @@ const AGENT_CLI_USAGE = `Usage:
   pedelec-cli --thread-id <id> tool-call <tool-name> '<json_args>'
   pedelec-cli --thread-id <id> tool-call <tool-name> -     (arguments read from stdin)
 The thread id defaults to $PEDELEC_THREAD_ID; the thread's capability is read from $${THREAD_CAPABILITY_ENV}.`;
+
+/** The flags the command takes before its words. */
+const AGENT_CLI_FLAGS = {
+  "thread-id": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+} as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 export interface AgentCliIo {
   out: (text: string) => void;
@@ -33,14 +40,9 @@ export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Prom
     io.out(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
     return exitCode;
   };
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof AGENT_CLI_FLAGS; allowPositionals: true; strict: true }>>;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: { "thread-id": { type: "string" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" } },
-      allowPositionals: true,
-      strict: true,
-    });
+    parsed = parseArgs({ args: [...argv], options: AGENT_CLI_FLAGS, allowPositionals: true, strict: true });
   } catch (error) {
     return fail(new PedelecError("INVALID_INPUT", `${(error as Error).message}\n${AGENT_CLI_USAGE}`), 2);
   }

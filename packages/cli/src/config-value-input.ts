@@ -30,7 +30,10 @@ export async function readConfigValue(input: ValueInput, key: string, hidden: bo
     try {
       text = await readUtf8Stream(input, MAX_STDIN_VALUE_BYTES);
     } catch (error) {
-      throw new PedelecError("INVALID_INPUT", `could not read ${key} from stdin: ${(error as Error).message} (at most ${MAX_STDIN_VALUE_BYTES} bytes of UTF-8)`);
+      throw new PedelecError(
+        "INVALID_INPUT",
+        `could not read ${key} from stdin: ${(error as Error).message} (at most ${MAX_STDIN_VALUE_BYTES} bytes of UTF-8)`,
+      );
     }
     value = text.replace(/\r?\n$/, "");
   }
@@ -53,9 +56,13 @@ function readTerminalLine(input: ValueInput, echo: boolean, write: (text: string
     };
     const onData = (chunk: Buffer | string): void => {
       for (const character of typeof chunk === "string" ? chunk : chunk.toString("utf8")) {
-        if (character === "\r" || character === "\n") return finish(() => resolve(line));
+        if (character === "\r" || character === "\n") {
+          finish(() => resolve(line));
+          return;
+        }
         if (character === "\u0003" || (character === "\u0004" && line === "")) {
-          return finish(() => reject(new PedelecError("INVALID_INPUT", "cancelled; nothing was changed")));
+          finish(() => reject(new PedelecError("INVALID_INPUT", "cancelled; nothing was changed")));
+          return;
         }
         if (character === "\u007f" || character === "\b") {
           if (line.length > 0 && echo) write("\b \b");

@@ -55,7 +55,11 @@ export function nodeVersionCheck(version: string): DoctorCheck {
   const majors = SUPPORTED_NODE_LINES.map((first) => versionParts(first)[0]).join(", ");
   const then = "(https://nodejs.org), then run `npm ci` again";
   if (line === undefined) {
-    return fail(name, `${version} is not a Node.js line Pedelec supports (${majors})`, `install Node.js 24 or another of ${NODE_ENGINES_RANGE} ${then}`);
+    return fail(
+      name,
+      `${version} is not a Node.js line Pedelec supports (${majors})`,
+      `install Node.js 24 or another of ${NODE_ENGINES_RANGE} ${then}`,
+    );
   }
   const need = versionParts(line);
   for (let index = 1; index < need.length; index += 1) {
@@ -74,11 +78,20 @@ export function browsersCheck(found: readonly BrowserLayout[], platform: Machine
     platform === "linux"
       ? "install one, e.g. `sudo apt-get install -y chromium` or Google Chrome from https://www.google.com/chrome/"
       : "install Google Chrome (https://www.google.com/chrome/), Chromium, Microsoft Edge or Brave";
-  return fail(name, "none found (no profile folder, no executable in the usual places)", `${install}; or name one with \`pedelec install --browser <id>\``);
+  return fail(
+    name,
+    "none found (no profile folder, no executable in the usual places)",
+    `${install}; or name one with \`pedelec install --browser <id>\``,
+  );
 }
 
 /** The browser reads our manifest, trusts the extension and can start the launcher it names. */
-export async function hostRegistrationCheck(layout: BrowserLayout, registrar: HostRegistrar, extensionId: string, installHint: string): Promise<DoctorCheck> {
+export async function hostRegistrationCheck(
+  layout: BrowserLayout,
+  registrar: HostRegistrar,
+  extensionId: string,
+  installHint: string,
+): Promise<DoctorCheck> {
   const name = `native host for ${layout.name}`;
   const { manifestFile, registryKey } = registrar.target(layout);
   const problem = await manifestProblem(manifestFile, extensionId, { checkExecutable: registrar.platform !== "win32" });
@@ -99,12 +112,21 @@ export async function extensionIdCheck(manifestFile: string, expectedId: string)
     key = (JSON.parse(await readFile(manifestFile, "utf8")) as { key?: unknown }).key;
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-    return fail(name, missing ? `the extension is not built (no ${manifestFile})` : `${manifestFile} cannot be read: ${(error as Error).message}`, "run `npm run build` in the Pedelec folder");
+    return fail(
+      name,
+      missing ? `the extension is not built (no ${manifestFile})` : `${manifestFile} cannot be read: ${(error as Error).message}`,
+      "run `npm run build` in the Pedelec folder",
+    );
   }
-  if (typeof key !== "string") return fail(name, `${manifestFile} has no "key", so Chrome would give the extension a random id`, "rebuild the extension: `npm run build`");
+  if (typeof key !== "string")
+    return fail(name, `${manifestFile} has no "key", so Chrome would give the extension a random id`, "rebuild the extension: `npm run build`");
   const derived = extensionIdFromKey(key);
   if (derived !== expectedId) {
-    return fail(name, `the built extension's key gives ${derived}, but the host is registered for ${expectedId}`, "rebuild with `npm run build`, or register that id too: `pedelec install --extension-id " + derived + "`");
+    return fail(
+      name,
+      `the built extension's key gives ${derived}, but the host is registered for ${expectedId}`,
+      `rebuild with \`npm run build\`, or register that id too: \`pedelec install --extension-id ${derived}\``,
+    );
   }
   return pass(name, `${derived} (from the key in ${manifestFile})`);
 }
@@ -129,19 +151,34 @@ export async function coreCheck(options: CoreStartOptions): Promise<CoreState> {
   const { paths } = options;
   const logHint = `see ${join(paths.logsDir, "core.log")}`;
   const existing = await pingCore(paths.socketPath);
-  if (existing !== null) return { check: pass(name, `Core ${existing.version} answers ping on ${paths.socketPath} (pid ${existing.pid})`), ping: existing };
+  if (existing !== null)
+    return { check: pass(name, `Core ${existing.version} answers ping on ${paths.socketPath} (pid ${existing.pid})`), ping: existing };
 
   // What would stop any Core from listening, found before starting one and waiting for it in vain.
   try {
     await mkdir(paths.runDir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    return { check: fail(name, `cannot create ${paths.runDir}: ${(error as Error).message}`, `make PEDELEC_HOME (${paths.home}) a folder you own, or point PEDELEC_HOME elsewhere`), ping: null };
+    return {
+      check: fail(
+        name,
+        `cannot create ${paths.runDir}: ${(error as Error).message}`,
+        `make PEDELEC_HOME (${paths.home}) a folder you own, or point PEDELEC_HOME elsewhere`,
+      ),
+      ping: null,
+    };
   }
   // A Windows named pipe is no file to inspect.
   const socketInfo = paths.socketPath.startsWith("\\\\.\\pipe\\") ? undefined : await stat(paths.socketPath).catch(() => undefined);
   if (socketInfo !== undefined && !socketInfo.isSocket()) {
     const what = socketInfo.isDirectory() ? "a folder" : "a file that is not a socket";
-    return { check: fail(name, `${paths.socketPath} is ${what}, so Core cannot listen there`, `remove it (\`rm -r '${paths.socketPath}'\`) and run \`pedelec doctor\` again`), ping: null };
+    return {
+      check: fail(
+        name,
+        `${paths.socketPath} is ${what}, so Core cannot listen there`,
+        `remove it (\`rm -r '${paths.socketPath}'\`) and run \`pedelec doctor\` again`,
+      ),
+      ping: null,
+    };
   }
 
   options.progress("Core is not running; starting it the way the native host does…");
@@ -178,7 +215,10 @@ async function pingCore(socketPath: string): Promise<RequestResult<"ping"> | nul
 
 async function lastLogLine(file: string): Promise<string | null> {
   const text = await readFile(file, "utf8").catch(() => "");
-  const lines = text.trimEnd().split("\n").filter((line) => line.length > 0);
+  const lines = text
+    .trimEnd()
+    .split("\n")
+    .filter((line) => line.length > 0);
   return lines.at(-1)?.slice(0, 500) ?? null;
 }
 
@@ -186,26 +226,46 @@ async function lastLogLine(file: string): Promise<string | null> {
 export async function permissionChecks(paths: CorePaths, socketChecked: boolean): Promise<DoctorCheck[]> {
   const uid = process.getuid?.();
   const checks: DoctorCheck[] = [];
-  const folders: [string, string][] = [["PEDELEC_HOME", paths.home], ["run folder", paths.runDir], ["keys folder", paths.keysDir]];
+  const folders: [string, string][] = [
+    ["PEDELEC_HOME", paths.home],
+    ["run folder", paths.runDir],
+    ["keys folder", paths.keysDir],
+  ];
   for (const [label, folder] of folders) {
     const name = `${label} permissions`;
     const info = await stat(folder).catch(() => undefined);
     if (info === undefined) {
-      checks.push(label === "keys folder" && !socketChecked ? pass(name, `${folder} does not exist yet (Core creates it)`) : fail(name, `${folder} is missing`, "start Core once (`pedelec start --detach`); it creates it"));
+      checks.push(
+        label === "keys folder" && !socketChecked
+          ? pass(name, `${folder} does not exist yet (Core creates it)`)
+          : fail(name, `${folder} is missing`, "start Core once (`pedelec start --detach`); it creates it"),
+      );
       continue;
     }
     const problems: string[] = [];
     if (!info.isDirectory()) problems.push("is not a folder");
     if (uid !== undefined && info.uid !== uid) problems.push(`belongs to uid ${info.uid}, not you (${uid})`);
     if ((info.mode & 0o077) !== 0) problems.push(`is open to others (mode ${(info.mode & 0o777).toString(8)})`);
-    checks.push(problems.length === 0 ? pass(name, `${folder} is yours alone (mode 700)`) : fail(name, `${folder} ${problems.join(", ")}`, `chown $(id -un) '${folder}' && chmod 700 '${folder}'`));
+    checks.push(
+      problems.length === 0
+        ? pass(name, `${folder} is yours alone (mode 700)`)
+        : fail(name, `${folder} ${problems.join(", ")}`, `chown $(id -un) '${folder}' && chmod 700 '${folder}'`),
+    );
   }
   if (socketChecked) {
     const name = "Core socket permissions";
     const info = await stat(paths.socketPath).catch(() => undefined);
     if (info === undefined) checks.push(fail(name, `${paths.socketPath} is missing`, "restart Core: `pedelec stop && pedelec start --detach`"));
-    else if (uid !== undefined && info.uid !== uid) checks.push(fail(name, `${paths.socketPath} belongs to uid ${info.uid}, not you (${uid})`, "stop that Core and start yours: `pedelec stop && pedelec start --detach`"));
-    else if ((info.mode & 0o077) !== 0) checks.push(fail(name, `${paths.socketPath} is open to others (mode ${(info.mode & 0o777).toString(8)})`, `chmod 600 '${paths.socketPath}'`));
+    else if (uid !== undefined && info.uid !== uid)
+      checks.push(
+        fail(
+          name,
+          `${paths.socketPath} belongs to uid ${info.uid}, not you (${uid})`,
+          "stop that Core and start yours: `pedelec stop && pedelec start --detach`",
+        ),
+      );
+    else if ((info.mode & 0o077) !== 0)
+      checks.push(fail(name, `${paths.socketPath} is open to others (mode ${(info.mode & 0o777).toString(8)})`, `chmod 600 '${paths.socketPath}'`));
     else checks.push(pass(name, `${paths.socketPath} is yours alone`));
   }
   return checks;
@@ -225,16 +285,31 @@ export async function assetServerCheck(socketPath: string, firstPing: RequestRes
     await new Promise((resolve) => setTimeout(resolve, 100));
     port = (await pingCore(socketPath))?.assetPort ?? null;
   }
-  if (port === undefined) return fail(name, "this Core does not report its asset server's port", "restart Core with this version: `pedelec stop && pedelec start --detach`");
-  if (port === null) return fail(name, "Core reports no running asset server", "restart Core (`pedelec stop && pedelec start --detach`) and see logs/core.log for why the server did not start");
+  if (port === undefined)
+    return fail(
+      name,
+      "this Core does not report its asset server's port",
+      "restart Core with this version: `pedelec stop && pedelec start --detach`",
+    );
+  if (port === null)
+    return fail(
+      name,
+      "Core reports no running asset server",
+      "restart Core (`pedelec stop && pedelec start --detach`) and see logs/core.log for why the server did not start",
+    );
   const ticket = randomBytes(32).toString("base64url");
   try {
     const { status, body } = await httpGet(`http://127.0.0.1:${port}/transfers/${ticket}`, 5_000);
     const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code;
-    if (status >= 400 && typeof code === "string") return pass(name, `127.0.0.1:${port} refused an unknown ticket with ${status} ${code}, as it should`);
+    if (status >= 400 && typeof code === "string")
+      return pass(name, `127.0.0.1:${port} refused an unknown ticket with ${status} ${code}, as it should`);
     return fail(name, `127.0.0.1:${port} answered ${status} without a coded refusal`, "restart Core: `pedelec stop && pedelec start --detach`");
   } catch (error) {
-    return fail(name, `127.0.0.1:${port} did not answer: ${(error as Error).message}`, "restart Core: `pedelec stop && pedelec start --detach`; a firewall must let loopback connections through");
+    return fail(
+      name,
+      `127.0.0.1:${port} did not answer: ${(error as Error).message}`,
+      "restart Core: `pedelec stop && pedelec start --detach`; a firewall must let loopback connections through",
+    );
   }
 }
 
@@ -266,11 +341,20 @@ export async function attestationKeyCheck(paths: CorePaths, coreRunning: boolean
       : pass(name, `${file} does not exist yet (Core creates it)`);
   }
   const restart = `rm '${file}' && pedelec stop && pedelec start --detach`;
-  if (!info.isFile()) return fail(name, `${file} is not a regular file; Full Access is off`, `remove it and restart Core, which makes a new key: \`${info.isDirectory() ? "rm -r" : "rm"} '${file}' && pedelec stop && pedelec start --detach\``);
+  if (!info.isFile())
+    return fail(
+      name,
+      `${file} is not a regular file; Full Access is off`,
+      `remove it and restart Core, which makes a new key: \`${info.isDirectory() ? "rm -r" : "rm"} '${file}' && pedelec stop && pedelec start --detach\``,
+    );
   try {
     readAttestationKey(paths.keysDir);
   } catch (error) {
-    return fail(name, `${PedelecError.from(error, "FULL_ACCESS_ATTESTATION_INVALID").message} (${info.size} bytes); Full Access is off, sandboxed sessions still work`, `delete it and restart Core, which makes a new key: \`${restart}\`; then grant Full Access again where it was granted`);
+    return fail(
+      name,
+      `${PedelecError.from(error, "FULL_ACCESS_ATTESTATION_INVALID").message} (${info.size} bytes); Full Access is off, sandboxed sessions still work`,
+      `delete it and restart Core, which makes a new key: \`${restart}\`; then grant Full Access again where it was granted`,
+    );
   }
   return pass(name, `${file} holds a key of the right size`);
 }
@@ -283,7 +367,10 @@ export async function settingsCheck(paths: CorePaths): Promise<{ check: DoctorCh
   const name = "settings";
   try {
     const settings = await loadSettings(paths.settingsFile);
-    return { check: pass(name, existsSync(paths.settingsFile) ? `${paths.settingsFile} is valid` : `no ${paths.settingsFile} yet (defaults apply)`), settings };
+    return {
+      check: pass(name, existsSync(paths.settingsFile) ? `${paths.settingsFile} is valid` : `no ${paths.settingsFile} yet (defaults apply)`),
+      settings,
+    };
   } catch (error) {
     const message = PedelecError.from(error, "INVALID_INPUT").message;
     return {
@@ -330,7 +417,11 @@ function providerCheck(report: ProviderReport, defaultProvider: ProviderCode | n
   if (report.available) return pass(name, `${report.version ?? "available"}${report.executablePath ? ` at ${report.executablePath}` : ""}${role}`);
   const reason = report.error ?? "not available";
   if (!isDefault) return pass(name, `not used: ${reason}`);
-  return fail(name, `${reason}${role}`, `${PROVIDER_INSTALL_REMEDIES[report.code]} Or choose another default: \`pedelec config set defaultProvider <code>\``);
+  return fail(
+    name,
+    `${reason}${role}`,
+    `${PROVIDER_INSTALL_REMEDIES[report.code]} Or choose another default: \`pedelec config set defaultProvider <code>\``,
+  );
 }
 
 const DENO_VERSION_TIMEOUT_MS = 15_000;
@@ -342,14 +433,20 @@ export async function denoCheck(): Promise<DoctorCheck> {
   try {
     binary = await locateDeno();
   } catch (error) {
-    return fail(name, PedelecError.from(error, "DENO_UNAVAILABLE").message, "run `npm ci` in the Pedelec folder so the pinned `deno` package and its binary are installed");
+    return fail(
+      name,
+      PedelecError.from(error, "DENO_UNAVAILABLE").message,
+      "run `npm ci` in the Pedelec folder so the pinned `deno` package and its binary are installed",
+    );
   }
   const ran = await new Promise<{ ok: boolean; text: string }>((resolve) => {
     execFile(binary, ["--version"], { timeout: DENO_VERSION_TIMEOUT_MS }, (error, stdout, stderr) => {
       resolve(error === null ? { ok: true, text: stdout.split("\n")[0]!.trim() } : { ok: false, text: `${error.message} ${stderr}`.trim() });
     });
   });
-  return ran.ok ? pass(name, `${ran.text} at ${binary}`) : fail(name, `${binary} --version failed: ${ran.text}`, "run `npm ci` in the Pedelec folder to reinstall it");
+  return ran.ok
+    ? pass(name, `${ran.text} at ${binary}`)
+    : fail(name, `${binary} --version failed: ${ran.text}`, "run `npm ci` in the Pedelec folder to reinstall it");
 }
 
 /** Sandboxed scripts need bubblewrap on Linux. */

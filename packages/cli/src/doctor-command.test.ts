@@ -92,9 +92,23 @@ describe("pedelec doctor", () => {
     }
     const names = report.checks.map((check) => check.name);
     expect(names.slice(0, 5)).toEqual(["Node.js", "Chromium-family browser", HOST, "extension id", "Core"]);
-    expect(names).toEqual(expect.arrayContaining(["PEDELEC_HOME permissions", "run folder permissions", "keys folder permissions", "Core socket permissions", "asset server", "provider Claude Code", "an agent to work with", "pinned Deno", "bubblewrap"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "PEDELEC_HOME permissions",
+        "run folder permissions",
+        "keys folder permissions",
+        "Core socket permissions",
+        "asset server",
+        "provider Claude Code",
+        "an agent to work with",
+        "pinned Deno",
+        "bubblewrap",
+      ]),
+    );
     expect(names.indexOf("asset server")).toBeLessThan(names.indexOf("provider Claude Code"));
-    expect(report.checks.find((check) => check.name === "asset server")?.detail).toMatch(/refused an unknown ticket with 403 ASSET_DOWNLOAD_UNAUTHORIZED/);
+    expect(report.checks.find((check) => check.name === "asset server")?.detail).toMatch(
+      /refused an unknown ticket with 403 ASSET_DOWNLOAD_UNAUTHORIZED/,
+    );
     expect(report.checks.find((check) => check.name === "provider Claude Code")?.detail).toContain("2.1.332");
     // Progress went to stderr, so stdout held only the JSON.
     expect(err).toContain("agent CLIs");
@@ -134,7 +148,11 @@ describe("pedelec doctor", () => {
     const { code, report, check, err } = await doctor(env);
     expect(code).toBe(1);
     expect(report.ok).toBe(false);
-    expect(check("settings")).toMatchObject({ ok: false, detail: expect.stringContaining(`${settingsFile} is invalid`), fix: expect.stringContaining(`mv '${settingsFile}'`) });
+    expect(check("settings")).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining(`${settingsFile} is invalid`),
+      fix: expect.stringContaining(`mv '${settingsFile}'`),
+    });
     expect(report.checks.filter((each) => !each.ok).map((each) => each.name)).toEqual(["settings"]);
     // The provider checks still ran, on the defaults.
     expect(check("provider Claude Code").ok).toBe(true);
@@ -150,7 +168,11 @@ describe("pedelec doctor", () => {
     const { code, report, check } = await doctor(env);
     expect(code).toBe(1);
     expect(check("Core").ok).toBe(true);
-    expect(check("Full Access key")).toMatchObject({ ok: false, detail: expect.stringContaining("damaged"), fix: expect.stringContaining(`rm '${keyFile}' && pedelec stop && pedelec start --detach`) });
+    expect(check("Full Access key")).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining("damaged"),
+      fix: expect.stringContaining(`rm '${keyFile}' && pedelec stop && pedelec start --detach`),
+    });
     expect(report.checks.filter((each) => !each.ok).map((each) => each.name)).toEqual(["Full Access key"]);
   });
 

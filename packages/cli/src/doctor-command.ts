@@ -60,7 +60,11 @@ export async function runDoctorCommand(argv: readonly string[], io: DoctorIo, co
   const named: BrowserLayout[] = [];
   for (const id of values.browser ?? []) {
     if (!isBrowserId(id) || !browsersOn(context.machine.platform).includes(BROWSER_LAYOUTS[id])) {
-      throw new UsageError(`unknown browser ${JSON.stringify(id)} on ${context.machine.platform}; one of ${browsersOn(context.machine.platform).map((layout) => layout.id).join(", ")}`);
+      throw new UsageError(
+        `unknown browser ${JSON.stringify(id)} on ${context.machine.platform}; one of ${browsersOn(context.machine.platform)
+          .map((layout) => layout.id)
+          .join(", ")}`,
+      );
     }
     named.push(BROWSER_LAYOUTS[id]);
   }
@@ -78,7 +82,12 @@ export async function runDoctorCommand(argv: readonly string[], io: DoctorIo, co
 
   const failed = checks.filter((check) => !check.ok);
   if (json) io.out(JSON.stringify({ ok: failed.length === 0, checks }, null, 2));
-  else io.out(failed.length === 0 ? `\nAll ${checks.length} checks passed.` : `\n${failed.length} of ${checks.length} checks failed; the first fix above is the one to try first.`);
+  else
+    io.out(
+      failed.length === 0
+        ? `\nAll ${checks.length} checks passed.`
+        : `\n${failed.length} of ${checks.length} checks failed; the first fix above is the one to try first.`,
+    );
   return failed.length === 0 ? 0 : 1;
 }
 
@@ -101,7 +110,12 @@ async function runChecks(
     report({ name: "Chromium-family browser", ok: true, detail: `the profile in ${userDataDir} (given with --user-data-dir)`, fix: null });
   } else if (named.length > 0) {
     browsers = named;
-    report({ name: "Chromium-family browser", ok: true, detail: `checking ${named.map((layout) => layout.name).join(", ")} (given with --browser)`, fix: null });
+    report({
+      name: "Chromium-family browser",
+      ok: true,
+      detail: `checking ${named.map((layout) => layout.name).join(", ")} (given with --browser)`,
+      fix: null,
+    });
   } else {
     progress("Looking for Chromium-family browsers…");
     browsers = (await findBrowsers(machine)).map((found) => found.layout);

@@ -44,11 +44,14 @@ function runWriter(characters: number, mode: "blocking" | "non-blocking"): Promi
 }
 
 describe("writeOutput", () => {
-  it.each(["blocking", "non-blocking"] as const)("delivers a result much larger than a pipe holds, whole and in order, to a slow reader (%s pipe)", async (mode) => {
-    const result = await runWriter(1_000_000, mode);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toBe("done\n");
-    expect(result.stdout.length).toBe(2_000_001);
-    expect(result.stdout.toString("utf8")).toBe(`${"é".repeat(1_000_000)}\n`);
-  });
+  it.each(["blocking", "non-blocking"] as const)(
+    "delivers a result much larger than a pipe holds, whole and in order, to a slow reader (%s pipe)",
+    async (mode) => {
+      const result = await runWriter(1_000_000, mode);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe("done\n");
+      expect(result.stdout.length).toBe(2_000_001);
+      expect(result.stdout.toString("utf8")).toBe(`${"é".repeat(1_000_000)}\n`);
+    },
+  );
 });

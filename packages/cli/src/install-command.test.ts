@@ -138,7 +138,12 @@ describe("pedelec install on Linux", () => {
     await expect(access(join(pedelecHome, "bin"))).rejects.toThrow();
     const json = await pedelecOn("linux", {}, "install", "--json");
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.out)).toMatchObject({ ok: false, action: "install", browsers: [], error: expect.stringContaining("No Chromium-family browser") });
+    expect(JSON.parse(json.out)).toMatchObject({
+      ok: false,
+      action: "install",
+      browsers: [],
+      error: expect.stringContaining("No Chromium-family browser"),
+    });
   });
 
   it("uninstalls from every browser found and says so, leaving the others alone", async () => {

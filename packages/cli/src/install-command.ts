@@ -2,14 +2,7 @@ import type { CorePaths } from "@pedelec/core/core-paths";
 import { recordProviderPaths } from "@pedelec/core/provider-path-recorder";
 import { createProviderRegistry } from "@pedelec/core/providers/provider-registry";
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
-import {
-  BROWSER_LAYOUTS,
-  browsersOn,
-  findBrowsers,
-  isBrowserId,
-  type BrowserLayout,
-  type MachineView,
-} from "./browser-layouts.js";
+import { BROWSER_LAYOUTS, browsersOn, findBrowsers, isBrowserId, type BrowserLayout, type MachineView } from "./browser-layouts.js";
 import { parseCommandLine, UsageError } from "./command-line.js";
 import { applySteps, machineStepRunner, PosixHostRegistrar, type HostRegistrar, type StepRunner } from "./host-registration.js";
 import { LAUNCHED_PROGRAMS, posixLauncherScript } from "./launchers.js";
@@ -69,7 +62,12 @@ export interface InstallContext {
 }
 
 /** `pedelec install` / `pedelec uninstall`; returns the exit code. */
-export async function runInstallCommand(action: "install" | "uninstall", argv: readonly string[], io: InstallIo, context: InstallContext): Promise<number> {
+export async function runInstallCommand(
+  action: "install" | "uninstall",
+  argv: readonly string[],
+  io: InstallIo,
+  context: InstallContext,
+): Promise<number> {
   const { values } = parseCommandLine(argv, {
     browser: { type: "string", multiple: true },
     "user-data-dir": { type: "string" },
@@ -84,14 +82,20 @@ export async function runInstallCommand(action: "install" | "uninstall", argv: r
   const available = browsersOn(machine.platform);
   const named: BrowserLayout[] = [];
   for (const id of values.browser ?? []) {
-    if (!isBrowserId(id)) throw new UsageError(`unknown browser ${JSON.stringify(id)}; --browser takes one of ${Object.keys(BROWSER_LAYOUTS).join(", ")}`);
+    if (!isBrowserId(id))
+      throw new UsageError(`unknown browser ${JSON.stringify(id)}; --browser takes one of ${Object.keys(BROWSER_LAYOUTS).join(", ")}`);
     const layout = BROWSER_LAYOUTS[id];
-    if (!available.includes(layout)) throw new UsageError(`${layout.name} has no ${machine.platform} build; on this platform --browser takes ${available.map((each) => each.id).join(", ")}`);
+    if (!available.includes(layout))
+      throw new UsageError(
+        `${layout.name} has no ${machine.platform} build; on this platform --browser takes ${available.map((each) => each.id).join(", ")}`,
+      );
     if (!named.includes(layout)) named.push(layout);
   }
   const userDataDir = values["user-data-dir"];
-  if (userDataDir !== undefined && machine.platform === "win32") throw new UsageError("--user-data-dir is for Linux and macOS; Windows browsers read the registry");
-  if (userDataDir !== undefined && named.length > 1) throw new UsageError("--user-data-dir names one profile folder: give at most one --browser with it");
+  if (userDataDir !== undefined && machine.platform === "win32")
+    throw new UsageError("--user-data-dir is for Linux and macOS; Windows browsers read the registry");
+  if (userDataDir !== undefined && named.length > 1)
+    throw new UsageError("--user-data-dir names one profile folder: give at most one --browser with it");
   const extensionIds = [DEFAULT_EXTENSION_ID, ...(values["extension-id"] ?? [])];
   for (const id of extensionIds) if (!EXTENSION_ID_PATTERN.test(id)) throw new UsageError(`not a Chrome extension id: ${id} (32 letters a to p)`);
 
@@ -99,7 +103,15 @@ export async function runInstallCommand(action: "install" | "uninstall", argv: r
   const progress = json ? io.err : io.out;
   const runner = context.runner ?? machineStepRunner;
   const registrar = registrarFor(machine, paths, userDataDir);
-  const result: InstallResult = { ok: true, action, home: paths.home, hostLauncher: registrar.hostLauncher, browsers: [], providers: [], error: null };
+  const result: InstallResult = {
+    ok: true,
+    action,
+    home: paths.home,
+    hostLauncher: registrar.hostLauncher,
+    browsers: [],
+    providers: [],
+    error: null,
+  };
   const finish = (exitCode: number): number => {
     if (json) io.out(JSON.stringify(result, null, 2));
     return exitCode;
@@ -136,7 +148,13 @@ export async function runInstallCommand(action: "install" | "uninstall", argv: r
   if (action === "install") {
     progress(`Writing the launchers (the native host and the agents' commands) for PEDELEC_HOME=${paths.home}…`);
     if (machine.platform !== "win32") {
-      await applySteps([{ kind: "make-folder", path: paths.home, mode: 0o700 }, { kind: "make-folder", path: paths.binDir, mode: 0o700 }], runner);
+      await applySteps(
+        [
+          { kind: "make-folder", path: paths.home, mode: 0o700 },
+          { kind: "make-folder", path: paths.binDir, mode: 0o700 },
+        ],
+        runner,
+      );
     }
     const entries = Object.fromEntries(Object.entries(LAUNCHED_PROGRAMS).map(([program, entry]) => [program, entry()]));
     await applySteps(registrar.launcherSteps(entries), runner);
@@ -155,7 +173,10 @@ export async function runInstallCommand(action: "install" | "uninstall", argv: r
       error: null,
     };
     progress(`${action === "install" ? "Registering with" : "Removing the registration from"} ${layout.name}…`);
-    const outcomes = await applySteps(action === "install" ? registrar.registerSteps(layout, extensionIds) : registrar.unregisterSteps(layout), runner);
+    const outcomes = await applySteps(
+      action === "install" ? registrar.registerSteps(layout, extensionIds) : registrar.unregisterSteps(layout),
+      runner,
+    );
     const failures = outcomes.flatMap((outcome) => (outcome.failure === undefined ? [] : [outcome.failure]));
     // Deleting a registry key that is not there fails; that is not a failure to uninstall.
     const removedFile = outcomes.find((outcome) => outcome.step.kind === "remove-file");
@@ -182,7 +203,9 @@ export async function runInstallCommand(action: "install" | "uninstall", argv: r
     if (!json) {
       for (const { provider, path } of recorded) io.out(`Provider ${provider}: ${path} (recorded in ${paths.settingsFile})`);
       if (recorded.length === 0) io.out("No agent CLI found yet; `pedelec doctor` says which ones can be installed and how.");
-      io.out("Next: load the extension in the browser (chrome://extensions → Developer mode → Load unpacked), then `pedelec doctor` checks every layer.");
+      io.out(
+        "Next: load the extension in the browser (chrome://extensions → Developer mode → Load unpacked), then `pedelec doctor` checks every layer.",
+      );
     }
   }
   return finish(result.ok ? 0 : 1);

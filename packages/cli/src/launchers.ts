@@ -9,7 +9,9 @@ function shellQuote(value: string): string {
 
 /** A /bin/sh launcher that pins the home and runs `entry` with `node`, passing every argument on. */
 export function posixLauncherScript(home: string, node: string, entry: string): string {
-  return ["#!/bin/sh", `PEDELEC_HOME=${shellQuote(home)}`, "export PEDELEC_HOME", `exec ${shellQuote(node)} ${shellQuote(entry)} "$@"`, ""].join("\n");
+  return ["#!/bin/sh", `PEDELEC_HOME=${shellQuote(home)}`, "export PEDELEC_HOME", `exec ${shellQuote(node)} ${shellQuote(entry)} "$@"`, ""].join(
+    "\n",
+  );
 }
 
 /**

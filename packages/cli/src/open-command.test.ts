@@ -27,10 +27,14 @@ async function open(args: string[], dependencies: OpenCommandDependencies = {}) 
   const out: string[] = [];
   const err: string[] = [];
   const opened: string[] = [];
-  const code = await runOpenCommand(args, { out: (line) => out.push(line), err: (line) => err.push(line), env }, {
-    openUrl: async (url) => void opened.push(url),
-    ...dependencies,
-  });
+  const code = await runOpenCommand(
+    args,
+    { out: (line) => out.push(line), err: (line) => err.push(line), env },
+    {
+      openUrl: async (url) => void opened.push(url),
+      ...dependencies,
+    },
+  );
   return { code, out: out.join("\n"), err: err.join("\n"), opened };
 }
 
@@ -87,7 +91,10 @@ describe("pedelec open", () => {
     const deadline = Date.now() + 10_000;
     let argv: string[] | undefined;
     while (argv === undefined) {
-      argv = await readFile(`${record}.done`, "utf8").then((text) => text.split("\n").filter((line) => line !== ""), () => undefined);
+      argv = await readFile(`${record}.done`, "utf8").then(
+        (text) => text.split("\n").filter((line) => line !== ""),
+        () => undefined,
+      );
       if (argv === undefined && Date.now() > deadline) throw new Error("the opener did not run");
       await new Promise((resolvePromise) => setTimeout(resolvePromise, 20));
     }

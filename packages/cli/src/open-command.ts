@@ -21,6 +21,9 @@ Options:
   --json    Print { "url": … } as JSON (with --print, also "expiresAt")
   --help    Show this help; --version shows the version`;
 
+/** The flags `pedelec open` takes besides the common ones. */
+const OPEN_FLAGS = { print: { type: "boolean", default: false }, json: { type: "boolean", default: false } } as const;
+
 /** How long `pedelec open` waits for Core to start and then for its panel to listen. */
 const CORE_START_TIMEOUT_MS = 15_000;
 const PANEL_START_TIMEOUT_MS = 15_000;
@@ -40,9 +43,9 @@ export interface OpenCommandDependencies {
 
 /** `pedelec open [--print] [--json]`; returns the exit code. */
 export async function runOpenCommand(args: readonly string[], io: CommandIo, dependencies: OpenCommandDependencies = {}): Promise<number> {
-  let values;
+  let values: ReturnType<typeof parseCommandLine<typeof OPEN_FLAGS>>["values"];
   try {
-    ({ values } = parseCommandLine(args, { print: { type: "boolean", default: false }, json: { type: "boolean", default: false } }));
+    ({ values } = parseCommandLine(args, OPEN_FLAGS));
   } catch (error) {
     io.err(`pedelec open: ${(error as Error).message}\n\n${OPEN_USAGE}`);
     return 2;

@@ -31,7 +31,11 @@ const standInDir = fileURLToPath(new URL("../../../test/stand-ins/claude", impor
 async function pedelecWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runPedelecCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: { ...process.env, PEDELEC_HOME: home, ...env } });
+  const code = await runPedelecCommand(argv, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: { ...process.env, PEDELEC_HOME: home, ...env },
+  });
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 const pedelec = (...argv: string[]) => pedelecWith({}, ...argv);
@@ -40,7 +44,12 @@ const pedelec = (...argv: string[]) => pedelecWith({}, ...argv);
 async function pedelecReading(stdin: ValueInput, ...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runPedelecCommand(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: { ...process.env, PEDELEC_HOME: home }, stdin });
+  const code = await runPedelecCommand(argv, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: { ...process.env, PEDELEC_HOME: home },
+    stdin,
+  });
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
@@ -99,7 +108,9 @@ describe("pedelec install / uninstall", () => {
   it("adds extra extension ids and refuses malformed ones", async () => {
     const extra = "abcdefghijklmnopabcdefghijklmnop";
     expect((await pedelec("install", "--user-data-dir", profile, "--extension-id", extra)).code).toBe(0);
-    const manifest = JSON.parse(await readFile(join(profile, "NativeMessagingHosts", `${NATIVE_HOST_NAME}.json`), "utf8")) as { allowed_origins: string[] };
+    const manifest = JSON.parse(await readFile(join(profile, "NativeMessagingHosts", `${NATIVE_HOST_NAME}.json`), "utf8")) as {
+      allowed_origins: string[];
+    };
     expect(manifest.allowed_origins).toContain(`chrome-extension://${extra}/`);
     expect((await pedelec("install", "--user-data-dir", profile, "--extension-id", "not-an-id")).code).toBe(2);
     expect((await pedelec("install", "--browser", "firefox")).code).toBe(2);
@@ -179,12 +190,26 @@ describe("pedelec status / stop / usage", () => {
   it("reports status as JSON, running or not", async () => {
     const stopped = await pedelec("status", "--json");
     expect(stopped.code).toBe(1);
-    expect(JSON.parse(stopped.out)).toEqual({ running: false, pid: null, version: null, sessions: null, home, socket: join(home, "run", "core.sock") });
+    expect(JSON.parse(stopped.out)).toEqual({
+      running: false,
+      pid: null,
+      version: null,
+      sessions: null,
+      home,
+      socket: join(home, "run", "core.sock"),
+    });
     const core = await startCore({ ...process.env, PEDELEC_HOME: home });
     try {
       const running = await pedelec("status", "--json");
       expect(running.code).toBe(0);
-      expect(JSON.parse(running.out)).toEqual({ running: true, pid: process.pid, version: CORE_VERSION, sessions: 0, home, socket: join(home, "run", "core.sock") });
+      expect(JSON.parse(running.out)).toEqual({
+        running: true,
+        pid: process.pid,
+        version: CORE_VERSION,
+        sessions: 0,
+        home,
+        socket: join(home, "run", "core.sock"),
+      });
     } finally {
       await core.stop();
     }
@@ -266,7 +291,10 @@ describe("pedelec providers / config", () => {
     // Empty values reset: the default address, no key.
     expect((await pedelec("config", "set", "ollama.baseUrl", "")).code).toBe(0);
     expect((await pedelec("config", "set", "ollama.apiKey", "")).code).toBe(0);
-    expect(JSON.parse((await pedelec("config", "get", "--json")).out)).toMatchObject({ "ollama.apiKey": null, "ollama.baseUrl": "http://127.0.0.1:11434" });
+    expect(JSON.parse((await pedelec("config", "get", "--json")).out)).toMatchObject({
+      "ollama.apiKey": null,
+      "ollama.baseUrl": "http://127.0.0.1:11434",
+    });
     const refusedProfile = await pedelec("config", "set", "effortProfiles.ollama.high", '["--base-url","http://evil.example"]');
     expect(refusedProfile.err).toContain("EFFORT_PROFILE_INVALID");
   });
@@ -308,9 +336,12 @@ describe("pedelec providers / config", () => {
   it("prompts for a secret on a terminal without echoing it, and warns when one is given on the command line", async () => {
     const written: string[] = [];
     const originalWrite = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string | Uint8Array) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
     const terminal = fakeTerminal("sk-typ\u007fped\r");
-    let typed;
+    let typed: Awaited<ReturnType<typeof pedelecReading>>;
     try {
       typed = await pedelecReading(terminal, "config", "set", "ollama.apiKey", "-");
     } finally {

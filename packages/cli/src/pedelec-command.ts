@@ -106,7 +106,9 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
           return 1;
         }
         if (running.pid !== pid) {
-          io.out(`Pedelec Core is already running (pid ${running.pid}, started meanwhile by another \`pedelec start\` or the browser; PEDELEC_HOME=${paths.home}).`);
+          io.out(
+            `Pedelec Core is already running (pid ${running.pid}, started meanwhile by another \`pedelec start\` or the browser; PEDELEC_HOME=${paths.home}).`,
+          );
           return 0;
         }
         io.out(`Pedelec Core started in the background (pid ${pid}, socket ${paths.socketPath}).`);
@@ -140,18 +142,26 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
         const connection = await CoreConnection.open(paths.socketPath).catch(() => undefined);
         const status = connection ? await connection.request("ping", {}).finally(() => connection.close()) : undefined;
         if (values.json) {
-          io.out(JSON.stringify({
-            running: status !== undefined,
-            pid: status?.pid ?? null,
-            version: status?.version ?? null,
-            sessions: status?.sessions ?? null,
-            home: status?.home ?? paths.home,
-            socket: paths.socketPath,
-          }, null, 2));
+          io.out(
+            JSON.stringify(
+              {
+                running: status !== undefined,
+                pid: status?.pid ?? null,
+                version: status?.version ?? null,
+                sessions: status?.sessions ?? null,
+                home: status?.home ?? paths.home,
+                socket: paths.socketPath,
+              },
+              null,
+              2,
+            ),
+          );
         } else if (status === undefined) {
           io.out(`Pedelec Core is not running (PEDELEC_HOME=${paths.home}).`);
         } else {
-          io.out(`Pedelec Core ${status.version} is running: pid ${status.pid}, ${status.sessions} active session(s), since ${status.startedAt}, PEDELEC_HOME=${status.home}.`);
+          io.out(
+            `Pedelec Core ${status.version} is running: pid ${status.pid}, ${status.sessions} active session(s), since ${status.startedAt}, PEDELEC_HOME=${status.home}.`,
+          );
         }
         return status === undefined ? 1 : 0;
       }
@@ -162,7 +172,11 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
       }
       case "doctor": {
         if (rest.includes("--version")) return helpOrVersion(command, false, io);
-        return await runDoctorCommand(rest, io, { machine: machineOf(io), paths, launchCore: io.launchCore ?? (() => launchCoreDetached(paths, io.env)) });
+        return await runDoctorCommand(rest, io, {
+          machine: machineOf(io),
+          paths,
+          launchCore: io.launchCore ?? (() => launchCoreDetached(paths, io.env)),
+        });
       }
       case "open":
         return await runOpenCommand(rest, io);
@@ -170,19 +184,36 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
         const { values } = parseCommandLine(rest, { json: { type: "boolean", default: false } });
         if (values.help || values.version) return helpOrVersion(command, values.help === true, io);
         const registry = createProviderRegistry();
-        const reports = await reportProviders(registry, new ProviderLocator(registry, io.env, new LoginShellPath(io.env)), await loadSettings(paths.settingsFile));
+        const reports = await reportProviders(
+          registry,
+          new ProviderLocator(registry, io.env, new LoginShellPath(io.env)),
+          await loadSettings(paths.settingsFile),
+        );
         if (values.json) {
-          io.out(JSON.stringify(reports.map(({ code, name, available, version, error }) => ({ code, name, available, version, error })), null, 2));
+          io.out(
+            JSON.stringify(
+              reports.map(({ code, name, available, version, error }) => ({ code, name, available, version, error })),
+              null,
+              2,
+            ),
+          );
         } else {
-          io.out(formatTable(["code", "name", "available", "version", "error"], reports.map((report) => [
-            report.code, report.name, report.available ? "yes" : "no", report.version ?? "", report.error ?? "",
-          ])));
+          io.out(
+            formatTable(
+              ["code", "name", "available", "version", "error"],
+              reports.map((report) => [report.code, report.name, report.available ? "yes" : "no", report.version ?? "", report.error ?? ""]),
+            ),
+          );
         }
         return 0;
       }
       case "config": {
         const [action, ...operands] = rest;
-        const { values, positionals } = parseCommandLine(action === undefined || action.startsWith("-") ? rest : operands, { json: { type: "boolean", default: false } }, true);
+        const { values, positionals } = parseCommandLine(
+          action === undefined || action.startsWith("-") ? rest : operands,
+          { json: { type: "boolean", default: false } },
+          true,
+        );
         if (values.help || values.version) return helpOrVersion(command, values.help === true, io);
         const registry = createProviderRegistry();
         if (action === "get" && positionals.length <= 1) {
@@ -204,10 +235,13 @@ export async function runPedelecCommand(argv: readonly string[], io: CommandIo):
           let value = positionals[1]!;
           if (value === "-") {
             // Refuse an unknown key before waiting for input that would only be thrown away.
-            if (!CONFIG_KEYS.includes(key)) throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; see \`pedelec config --help\``);
+            if (!CONFIG_KEYS.includes(key))
+              throw new PedelecError("INVALID_INPUT", `unknown key ${JSON.stringify(key)}; see \`pedelec config --help\``);
             value = await readConfigValue(io.stdin ?? process.stdin, key, secret, (text) => process.stderr.write(text));
           } else if (secret && value !== "") {
-            io.err(`pedelec config: ${key} was given on the command line, where \`ps\` shows it to every local user (and npx logs it); next time use \`pedelec config set ${key} -\` and type or pipe it in, or the control panel`);
+            io.err(
+              `pedelec config: ${key} was given on the command line, where \`ps\` shows it to every local user (and npx logs it); next time use \`pedelec config set ${key} -\` and type or pipe it in, or the control panel`,
+            );
           }
           await setConfig(paths.settingsFile, registry, key, value);
           if (values.json) io.out(JSON.stringify({ ok: true }));
@@ -270,6 +304,10 @@ function machineOf(io: CommandIo): MachineView {
 /** Plain columns, padded to the widest cell. */
 function formatTable(headings: string[], rows: string[][]): string {
   const widths = headings.map((heading, column) => Math.max(heading.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join("  ")
+      .trimEnd();
   return [line(headings), ...rows.map(line)].join("\n");
 }

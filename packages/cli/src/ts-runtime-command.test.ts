@@ -83,7 +83,7 @@ describe("pedelec-ts-runtime", () => {
         "await Deno.stdout.write(new Uint8Array([0xff, 0x00, 0x41]));",
         'console.error("to stderr");',
         "console.log(JSON.stringify(Deno.args));",
-        "const denied = await Deno.permissions.query({ name: \"net\" });",
+        'const denied = await Deno.permissions.query({ name: "net" });',
         "console.log(denied.state);",
         "Deno.exit(7);",
       ].join("\n"),

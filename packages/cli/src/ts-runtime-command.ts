@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { constants } from "node:os";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { locateCore } from "@pedelec/core-client/core-location";
@@ -85,14 +85,20 @@ export async function runTsRuntime(argv: readonly string[], io: TsRuntimeIo): Pr
 }
 
 function exitCodeOf(outcome: RunOutcome, io: TsRuntimeIo, refuse: (error: PedelecError, exitCode?: number) => number): number {
-  for (const [stream, truncated] of [["stdout", outcome.stdoutTruncated], ["stderr", outcome.stderrTruncated]] as const) {
+  for (const [stream, truncated] of [
+    ["stdout", outcome.stdoutTruncated],
+    ["stderr", outcome.stderrTruncated],
+  ] as const) {
     if (truncated) io.stderr(`pedelec-ts-runtime: the script's ${stream} was cut at the output limit\n`);
   }
   if (outcome.processTreeCleanupError) io.stderr(`pedelec-ts-runtime: ${outcome.processTreeCleanupError}\n`);
   if (outcome.captureError) io.stderr(`pedelec-ts-runtime: ${outcome.captureError}\n`);
   switch (outcome.termination) {
     case "timeout":
-      return refuse(new PedelecError("DENO_TIMEOUT", `the script ran longer than its time limit and was stopped after ${Math.round(outcome.durationMs)} ms`), RUNTIME_TIMEOUT_EXIT_CODE);
+      return refuse(
+        new PedelecError("DENO_TIMEOUT", `the script ran longer than its time limit and was stopped after ${Math.round(outcome.durationMs)} ms`),
+        RUNTIME_TIMEOUT_EXIT_CODE,
+      );
     case "cancelled":
       return refuse(new PedelecError("DENO_CANCELLED", "the run was cancelled"));
     case "memory-limit":
@@ -103,6 +109,13 @@ function exitCodeOf(outcome: RunOutcome, io: TsRuntimeIo, refuse: (error: Pedele
       return 128 + (outcome.signal ? (constants.signals[outcome.signal as NodeJS.Signals] ?? 0) : 0);
   }
 }
+
+/** The flags `run` takes before its words. */
+const TS_RUNTIME_FLAGS = {
+  "thread-id": { type: "string" },
+  "timeout-ms": { type: "string" },
+  "import-map": { type: "string" },
+} as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 interface CommandLine {
   threadId: string;
@@ -116,14 +129,9 @@ function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Comm
   const separator = argv.indexOf("--");
   const own = separator === -1 ? [...argv] : argv.slice(0, separator);
   const args = separator === -1 ? [] : argv.slice(separator + 1);
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: typeof TS_RUNTIME_FLAGS; allowPositionals: true; strict: true }>>;
   try {
-    parsed = parseArgs({
-      args: own,
-      options: { "thread-id": { type: "string" }, "timeout-ms": { type: "string" }, "import-map": { type: "string" } },
-      allowPositionals: true,
-      strict: true,
-    });
+    parsed = parseArgs({ args: own, options: TS_RUNTIME_FLAGS, allowPositionals: true, strict: true });
   } catch (error) {
     return new PedelecError("INVALID_INPUT", `${(error as Error).message}\n${TS_RUNTIME_USAGE}`);
   }

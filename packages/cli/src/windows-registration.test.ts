@@ -60,7 +60,18 @@ const REGISTRY_KEYS = {
 describe("pedelec install on Windows (computed, carried out by a recording runner)", () => {
   it("writes .cmd launchers under %LOCALAPPDATA%\\Pedelec\\bin, one manifest per vendor, and points each vendor's HKCU key at it", async () => {
     const runner = recordingRunner();
-    const result = await pedelecOnWindows(runner, "install", "--browser", "chrome", "--browser", "chromium", "--browser", "edge", "--browser", "brave");
+    const result = await pedelecOnWindows(
+      runner,
+      "install",
+      "--browser",
+      "chrome",
+      "--browser",
+      "chromium",
+      "--browser",
+      "edge",
+      "--browser",
+      "brave",
+    );
     expect(result.code).toBe(0);
 
     const launchers = runner.steps.filter((step) => step.kind === "write-file" && step.path.endsWith(".cmd"));
@@ -110,11 +121,17 @@ describe("pedelec install on Windows (computed, carried out by a recording runne
     expect(result.code).toBe(1);
     const report = JSON.parse(result.out) as { ok: boolean; browsers: { id: string; ok: boolean; registryKey: string; error: string }[] };
     expect(report.ok).toBe(false);
-    expect(report.browsers).toEqual([expect.objectContaining({ id: "brave", ok: false, registryKey: REGISTRY_KEYS.brave, error: expect.stringContaining("Access is denied") })]);
+    expect(report.browsers).toEqual([
+      expect.objectContaining({ id: "brave", ok: false, registryKey: REGISTRY_KEYS.brave, error: expect.stringContaining("Access is denied") }),
+    ]);
   });
 
   it("has one registration per vendor: channel ids and --user-data-dir are refused", async () => {
-    for (const argv of [["--browser", "chrome-beta"], ["--browser", "edge-dev"], ["--user-data-dir", "C:\\profile"]]) {
+    for (const argv of [
+      ["--browser", "chrome-beta"],
+      ["--browser", "edge-dev"],
+      ["--user-data-dir", "C:\\profile"],
+    ]) {
       const refused = await pedelecOnWindows(recordingRunner(), "install", ...argv);
       expect(refused.code, argv.join(" ")).toBe(2);
     }

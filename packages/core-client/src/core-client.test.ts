@@ -58,7 +58,9 @@ async function startFakeCore(): Promise<FakeCore> {
     });
   });
   await new Promise<void>((resolve) => server!.listen(socketPath, resolve));
-  dropClients = () => clients.forEach((socket) => socket.destroy());
+  dropClients = () => {
+    for (const socket of clients) socket.destroy();
+  };
   let taken = 0;
   return {
     socketPath,
@@ -74,9 +76,15 @@ async function startFakeCore(): Promise<FakeCore> {
       }
       return requests[taken++]!;
     },
-    send: (frame) => clients.forEach((socket) => socket.write(encodeFrame(frame, 64 * 1024 * 1024))),
-    sendBytes: (bytes) => clients.forEach((socket) => socket.write(bytes)),
-    dropClients: () => clients.forEach((socket) => socket.destroy()),
+    send: (frame) => {
+      for (const socket of clients) socket.write(encodeFrame(frame, 64 * 1024 * 1024));
+    },
+    sendBytes: (bytes) => {
+      for (const socket of clients) socket.write(bytes);
+    },
+    dropClients: () => {
+      for (const socket of clients) socket.destroy();
+    },
   };
 }
 
@@ -86,7 +94,10 @@ function closed(connection: CoreConnection): Promise<PedelecError | undefined> {
 
 describe("CoreSocketTransport", () => {
   it("refuses to connect where no Core listens with IPC_UNAVAILABLE and the socket's error code", async () => {
-    await expect(CoreSocketTransport.open(join(root, "missing.sock"))).rejects.toMatchObject({ code: "IPC_UNAVAILABLE", details: { cause: "ENOENT" } });
+    await expect(CoreSocketTransport.open(join(root, "missing.sock"))).rejects.toMatchObject({
+      code: "IPC_UNAVAILABLE",
+      details: { cause: "ENOENT" },
+    });
   });
 
   it("gives up connecting when its signal aborts", async () => {

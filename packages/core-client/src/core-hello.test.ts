@@ -59,7 +59,10 @@ describe("CoreConnection's hello", () => {
   it("names Core when Core's major is older", async () => {
     const core = await startCoreSpeaking("0.9");
     const connection = await CoreConnection.open(core.socketPath, undefined, { part: "native-host" });
-    expect(await closedWith(connection)).toMatchObject({ code: "PROTOCOL_VERSION_MISMATCH", details: { part: "core", expected: PROTOCOL_VERSION, actual: "0.9" } });
+    expect(await closedWith(connection)).toMatchObject({
+      code: "PROTOCOL_VERSION_MISMATCH",
+      details: { part: "core", expected: PROTOCOL_VERSION, actual: "0.9" },
+    });
   });
 
   it("is served as before by a Core that does not know hello", async () => {

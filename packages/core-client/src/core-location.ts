@@ -27,7 +27,11 @@ export function locateCore(env: NodeJS.ProcessEnv = process.env, platform: NodeJ
  * digest does too.
  */
 export function windowsPipePath(home: string, userName: string): string {
-  const user = userName.toLowerCase().replace(/[^a-z0-9._-]/g, "_").slice(0, 64) || "user";
+  const user =
+    userName
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]/g, "_")
+      .slice(0, 64) || "user";
   return `\\\\.\\pipe\\pedelec-core-${user}-${digest(home.toLowerCase())}`;
 }
 
@@ -43,4 +47,3 @@ function digest(text: string): string {
   }
   return first.toString(16).padStart(8, "0") + second.toString(16).padStart(8, "0");
 }
-

@@ -68,7 +68,14 @@ describe("Core socket limits", () => {
     }
     await streamed;
     expect(streamer.received.map((received) => received.frame)).toEqual(
-      frames.map((_, index) => expect.objectContaining({ kind: "response", id: `big-${index}`, ok: false, error: expect.objectContaining({ code: "INVALID_INPUT" }) as unknown })),
+      frames.map((_, index) =>
+        expect.objectContaining({
+          kind: "response",
+          id: `big-${index}`,
+          ok: false,
+          error: expect.objectContaining({ code: "INVALID_INPUT" }) as unknown,
+        }),
+      ),
     );
     expect(latencies.length).toBeGreaterThan(3);
     // Each piece costs Core time in proportion to the piece, so no ping waits behind a growing copy.
@@ -89,7 +96,10 @@ describe("Core socket limits", () => {
     try {
       for (const socket of [halfOpen, trickler]) {
         const fatal = await socket.nextFrame(isFatal, 5_000);
-        expect(fatal.frame).toMatchObject({ kind: "fatal", error: { code: "IPC_UNAVAILABLE", message: expect.stringContaining("unfinished") as string } });
+        expect(fatal.frame).toMatchObject({
+          kind: "fatal",
+          error: { code: "IPC_UNAVAILABLE", message: expect.stringContaining("unfinished") as string },
+        });
         await socket.closedWithin(5_000);
       }
     } finally {
@@ -107,13 +117,18 @@ describe("Core socket limits", () => {
     const second = await CoreConnection.open(core.paths.socketPath);
     await Promise.all([first.request("ping", {}), second.request("ping", {})]);
     const excess = await openRaw();
-    expect((await excess.nextFrame(isFatal)).frame).toMatchObject({ error: { code: "IPC_UNAVAILABLE", message: expect.stringContaining("2 connections") as string } });
+    expect((await excess.nextFrame(isFatal)).frame).toMatchObject({
+      error: { code: "IPC_UNAVAILABLE", message: expect.stringContaining("2 connections") as string },
+    });
     await excess.closedWithin(5_000);
     second.close();
     const deadline = Date.now() + 5_000;
     for (;;) {
       const again = await CoreConnection.open(core.paths.socketPath);
-      const answered = await again.request("ping", {}).then(() => true, () => false);
+      const answered = await again.request("ping", {}).then(
+        () => true,
+        () => false,
+      );
       again.close();
       if (answered) break;
       if (Date.now() > deadline) throw new Error("Core did not serve a new client after one left");
@@ -131,7 +146,9 @@ describe("Core socket limits", () => {
     const refusedIndex = await Promise.race(clients.map((client, index) => client.nextFrame(isFatal).then(() => index)));
     const refused = clients[refusedIndex]!;
     const kept = clients[1 - refusedIndex]!;
-    expect(refused.received[0]?.frame).toMatchObject({ error: { code: "IPC_UNAVAILABLE", message: expect.stringContaining("unfinished frames") as string } });
+    expect(refused.received[0]?.frame).toMatchObject({
+      error: { code: "IPC_UNAVAILABLE", message: expect.stringContaining("unfinished frames") as string },
+    });
     await refused.closedWithin(5_000);
     // The other finishes its frame and is answered; a finished frame no longer counts against the cap.
     await writeInPieces(kept, frames[1 - refusedIndex]!.subarray(600 * 1024));

@@ -97,7 +97,11 @@ describe("Core's receiving edge", () => {
   it("refuses a frame body that is not UTF-8 and closes only that connection", async () => {
     const healthy = await openClient();
     const raw = await openRaw();
-    const body = Buffer.concat([Buffer.from('{"kind":"request","id":"r1","type":"ping","payload":{"x":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]);
+    const body = Buffer.concat([
+      Buffer.from('{"kind":"request","id":"r1","type":"ping","payload":{"x":"'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}}'),
+    ]);
     const header = Buffer.alloc(4);
     header.writeUInt32LE(body.length, 0);
     await raw.write(Buffer.concat([header, body]));
@@ -142,8 +146,14 @@ describe("Core's receiving edge", () => {
         ORIGIN,
       );
     // 1,500 levels stop at the wire limit; 34 levels (68 JSON levels) pass it and stop at the value limit.
-    await expect(create(1_500)).rejects.toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining(`deeper than ${MAX_WIRE_JSON_DEPTH}`) as string });
-    await expect(create(34)).rejects.toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining(`deeper than ${MAX_JSON_DEPTH}`) as string });
+    await expect(create(1_500)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining(`deeper than ${MAX_WIRE_JSON_DEPTH}`) as string,
+    });
+    await expect(create(34)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining(`deeper than ${MAX_JSON_DEPTH}`) as string,
+    });
     await expect(create(20)).resolves.toMatchObject({ toolNames: ["deep"] });
   });
 
@@ -162,7 +172,10 @@ describe("Core's receiving edge", () => {
     const { callTool } = await sessionWithAgent();
     // 2.4 MB of text; written out again each 1e20 takes 21 digits, some 8.8 MB.
     const inflating = `{"anything":{"list":[${new Array(400_000).fill("1e20").join(",")}]}}`;
-    await expect(callTool(inflating)).rejects.toMatchObject({ code: "TOOL_ARGS_INVALID", message: expect.stringContaining("bytes as JSON") as string });
+    await expect(callTool(inflating)).rejects.toMatchObject({
+      code: "TOOL_ARGS_INVALID",
+      message: expect.stringContaining("bytes as JSON") as string,
+    });
   });
 
   it("answers a tool result nested too deep with INVALID_INPUT at once, and takes a good one after it", async () => {
@@ -170,7 +183,8 @@ describe("Core's receiving edge", () => {
     const call = callTool('{"anything":{}}');
     const requested = await nextRequested(1);
     const toolRequestId = (requested.event as { toolRequestId: string }).toolRequestId;
-    const submit = (result: unknown) => page.request("submitToolResult", { sessionId, toolRequestId, outcome: { ok: true, result: result as never } }, ORIGIN);
+    const submit = (result: unknown) =>
+      page.request("submitToolResult", { sessionId, toolRequestId, outcome: { ok: true, result: result as never } }, ORIGIN);
     await expect(submit(nested(1_000))).rejects.toMatchObject({ code: "INVALID_INPUT" });
     await expect(submit(nested(MAX_JSON_DEPTH + 1))).rejects.toMatchObject({
       code: "INVALID_INPUT",

@@ -207,7 +207,11 @@ describe("Core sessions", () => {
     // Found through the path `pedelec install` recorded, though it is on no search path.
     expect(providers.find((provider) => provider.code === "claude")).toEqual({ code: "claude", name: "Claude Code", available: true, error: null });
     for (const provider of providers.filter((candidate) => !candidate.available)) expect(provider.error).toMatch(/\S/);
-    expect(await page.request("getSettings", {}, ORIGIN)).toEqual({ defaultProvider: "claude", defaultEffortLevel: "medium", defaultModels: { claude: "opus" } });
+    expect(await page.request("getSettings", {}, ORIGIN)).toEqual({
+      defaultProvider: "claude",
+      defaultEffortLevel: "medium",
+      defaultModels: { claude: "opus" },
+    });
 
     // A broken edit is reported and the last good settings stay in force.
     await writeFile(join(home, "settings.json"), "{ not json");
@@ -273,12 +277,16 @@ describe("Core sessions", () => {
     expect(crossSession).toMatch(/^THREAD_ACCESS_DENIED: /);
     expect(await call("00000000-0000-4000-8000-000000000000", attackerCapability)).toBe(crossSession);
     expect(await call(victim.sessionId, "A".repeat(43))).toBe(crossSession);
-    await expect(agent.request("toolSpec", { threadId: victim.sessionId, capability: attackerCapability, toolName: "add_todo" })).rejects.toMatchObject({
+    await expect(
+      agent.request("toolSpec", { threadId: victim.sessionId, capability: attackerCapability, toolName: "add_todo" }),
+    ).rejects.toMatchObject({
       code: "THREAD_ACCESS_DENIED",
     });
     expect(events.seen.some((event) => event.type === "tool-call-requested")).toBe(false);
     // With its own capability the victim's agent still reaches its page.
-    await expect(agent.request("toolSpec", { threadId: victim.sessionId, capability: victimCapability, toolName: "add_todo" })).resolves.toMatchObject({
+    await expect(
+      agent.request("toolSpec", { threadId: victim.sessionId, capability: victimCapability, toolName: "add_todo" }),
+    ).resolves.toMatchObject({
       name: "add_todo",
     });
     agent.close();
@@ -297,7 +305,9 @@ describe("Core sessions", () => {
 
     // The agent side, as pedelec-cli would speak it.
     const agent = await CoreConnection.open(core.paths.socketPath);
-    await expect(agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":""}' })).rejects.toMatchObject({
+    await expect(
+      agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":""}' }),
+    ).rejects.toMatchObject({
       code: "TOOL_ARGS_INVALID",
     });
     await expect(agent.request("toolCall", { threadId: sessionId, capability, toolName: "nope", argsJson: "{}" })).rejects.toMatchObject({
@@ -359,10 +369,12 @@ describe("Core sessions", () => {
     await expect(page.request("cancelTurn", { sessionId }, ORIGIN)).resolves.toEqual({ cancelled: true });
     expect((await events.until("turn-failed")).error.code).toBe("TURN_CANCELLED");
     // The session is idle again by the time the turn is reported over.
-    await expect.poll(() => events.seen.slice(-2)).toEqual([
-      { type: "status-changed", status: "idle", turnId: "turn-1" },
-      { type: "turn-failed", turnId: "turn-1", turnKind: "user", error: { code: "TURN_CANCELLED", message: "the turn was cancelled" } },
-    ]);
+    await expect
+      .poll(() => events.seen.slice(-2))
+      .toEqual([
+        { type: "status-changed", status: "idle", turnId: "turn-1" },
+        { type: "turn-failed", turnId: "turn-1", turnKind: "user", error: { code: "TURN_CANCELLED", message: "the turn was cancelled" } },
+      ]);
     await page.request("sendText", { sessionId, turnId: "turn-2", text: "reply: back" }, ORIGIN);
     expect(await events.until("turn-completed")).toMatchObject({ turnId: "turn-2" });
     page.close();
@@ -459,7 +471,9 @@ describe("Core sessions", () => {
     await events.until("turn-started");
     const capability = await capabilityOfHangingAgent(workspace.path);
     const agent = await CoreConnection.open(core.paths.socketPath);
-    await expect(agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":"x"}' })).rejects.toMatchObject({
+    await expect(
+      agent.request("toolCall", { threadId: sessionId, capability, toolName: "add_todo", argsJson: '{"title":"x"}' }),
+    ).rejects.toMatchObject({
       code: "TOOL_TIMEOUT",
     });
     expect(await events.until("tool-call-settled")).toMatchObject({ outcome: "timed-out" });

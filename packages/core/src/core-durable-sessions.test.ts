@@ -287,9 +287,7 @@ describe("tool calls are handed out once", () => {
     const requested = await events.until("tool-call-requested");
     const { toolRequestId } = requested;
     const info = await page.request("resumeSession", { sessionId }, ORIGIN);
-    expect(info.pendingToolCalls).toEqual([
-      { turnId: "turn-1", toolRequestId, toolName: "add_todo", args: { title: "Milk" }, timeoutMs: 10_000 },
-    ]);
+    expect(info.pendingToolCalls).toEqual([{ turnId: "turn-1", toolRequestId, toolName: "add_todo", args: { title: "Milk" }, timeoutMs: 10_000 }]);
     expect(info.activeTurn).toEqual({ turnId: "turn-1", turnKind: "user" });
 
     const claim = (claimant: string) => page.request("claimToolCall", { sessionId, toolRequestId, claimant }, ORIGIN);
@@ -317,7 +315,11 @@ describe("tool calls are handed out once", () => {
     await core();
     const first = await connect();
     const events = collectSessionEvents(first, DEADLINE_MS);
-    const { sessionId } = await first.request("createSession", { provider: "claude", skills: { guidance: "", tools: [addTodoTool(10_000)] } }, ORIGIN);
+    const { sessionId } = await first.request(
+      "createSession",
+      { provider: "claude", skills: { guidance: "", tools: [addTodoTool(10_000)] } },
+      ORIGIN,
+    );
     await first.request("sendText", { sessionId, turnId: "turn-1", text: 'call-tool add_todo {"title":"Eggs"}' }, ORIGIN);
     const { toolRequestId } = await events.until("tool-call-requested");
     await expect(first.request("claimToolCall", { sessionId, toolRequestId, claimant: "route-1" }, ORIGIN)).resolves.toEqual({ claimed: true });
@@ -356,7 +358,11 @@ describe("prepareSession", () => {
     await core();
     const page = await connect();
     const events = collectSessionEvents(page, DEADLINE_MS);
-    const { sessionId } = await page.request("createSession", { provider: "claude", skills: { guidance: "Be brief.", tools: [addTodoTool(5_000)] } }, ORIGIN);
+    const { sessionId } = await page.request(
+      "createSession",
+      { provider: "claude", skills: { guidance: "Be brief.", tools: [addTodoTool(5_000)] } },
+      ORIGIN,
+    );
     await expect(page.request("prepareSession", { sessionId, turnId: "prep-1" }, ORIGIN)).resolves.toEqual({ turnId: "prep-1" });
     expect(await codeOf(page.request("prepareSession", { sessionId, turnId: "prep-2" }, ORIGIN))).toBe("SESSION_BUSY");
     expect(await codeOf(page.request("sendText", { sessionId, turnId: "turn-x", text: "hi" }, ORIGIN))).toBe("SESSION_BUSY");

@@ -22,7 +22,11 @@ async function coreWithLimits(limits: Partial<ResourceLimits>): Promise<CoreConn
   return page;
 }
 
-const failureOf = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (error: unknown) => error);
+const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 describe("limits per origin, enforced by Core", () => {
   it("lets an origin hold as many live sessions as its limit, even when the creates race, and counts each origin apart", async () => {
@@ -62,7 +66,9 @@ describe("limits per origin, enforced by Core", () => {
       };
       expect((await upload(first!, "/a.bin", 2 * MIB)).status).toBe(200);
       // Past the session's 3 MiB.
-      expect(await failureOf(page.request("prepareAssetUpload", { sessionId: first!, path: "/b.bin", sizeBytes: MIB + 1, mimeType: "x/y" }, ORIGIN))).toMatchObject({
+      expect(
+        await failureOf(page.request("prepareAssetUpload", { sessionId: first!, path: "/b.bin", sizeBytes: MIB + 1, mimeType: "x/y" }, ORIGIN)),
+      ).toMatchObject({
         code: "ASSET_QUOTA_EXCEEDED",
         details: { scope: "session", limit: 3 * MIB, used: 2 * MIB, requested: MIB + 1 },
       });
@@ -71,13 +77,20 @@ describe("limits per origin, enforced by Core", () => {
 
       // Two sessions each get a ticket for 2 MiB (3 + 2 fits the origin's 5 MiB, 3 + 2 + 2 does not) and send together.
       const tickets = await Promise.all(
-        [second!, third!].map((sessionId) => page.request("prepareAssetUpload", { sessionId, path: "/c.bin", sizeBytes: 2 * MIB, mimeType: "x/y" }, ORIGIN)),
+        [second!, third!].map((sessionId) =>
+          page.request("prepareAssetUpload", { sessionId, path: "/c.bin", sizeBytes: 2 * MIB, mimeType: "x/y" }, ORIGIN),
+        ),
       );
-      const puts = await Promise.all(tickets.map((ticket) => exchange(ticket.url, { method: "PUT", body: Buffer.alloc(2 * MIB), headers: { origin: ORIGIN } })));
+      const puts = await Promise.all(
+        tickets.map((ticket) => exchange(ticket.url, { method: "PUT", body: Buffer.alloc(2 * MIB), headers: { origin: ORIGIN } })),
+      );
       expect(puts.map((put) => put.status).sort()).toEqual([200, 413]);
       const refused = puts.find((put) => put.status === 413)!;
       expect(refused.json()).toMatchObject({
-        error: { code: "ASSET_QUOTA_EXCEEDED", details: { scope: "origin", limit: 5 * MIB, used: 5 * MIB, requested: 2 * MIB, setting: "limits.assetBytesPerOrigin" } },
+        error: {
+          code: "ASSET_QUOTA_EXCEEDED",
+          details: { scope: "origin", limit: 5 * MIB, used: 5 * MIB, requested: 2 * MIB, setting: "limits.assetBytesPerOrigin" },
+        },
       });
       const listed = await Promise.all([second!, third!].map((sessionId) => page.request("listAssets", { sessionId }, ORIGIN)));
       expect(listed.map((assets) => assets.length).sort()).toEqual([0, 1]);
@@ -90,7 +103,9 @@ describe("limits per origin, enforced by Core", () => {
     const page = await coreWithLimits({ minFreeDiskBytes: Number.MAX_SAFE_INTEGER });
     try {
       const { sessionId } = await page.request("createSession", { provider: "claude" }, ORIGIN);
-      expect(await failureOf(page.request("prepareAssetUpload", { sessionId, path: "/a.txt", sizeBytes: 1, mimeType: "text/plain" }, ORIGIN))).toMatchObject({
+      expect(
+        await failureOf(page.request("prepareAssetUpload", { sessionId, path: "/a.txt", sizeBytes: 1, mimeType: "text/plain" }, ORIGIN)),
+      ).toMatchObject({
         code: "DISK_SPACE_LOW",
         details: { limit: Number.MAX_SAFE_INTEGER, requested: 1, setting: "limits.minFreeDiskBytes" },
       });

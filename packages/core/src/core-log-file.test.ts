@@ -84,7 +84,11 @@ describe("Core's log file", () => {
       // A request that needs the background start, which opens the log file.
       await connection.request("getSettings", {}, ORIGIN);
       const running = await waitForLogLine("Core listening");
-      expect(running.find((line) => line.message === "Core listening")).toMatchObject({ level: "info", pid: core.child.pid, socket: join(home, "run", "core.sock") });
+      expect(running.find((line) => line.message === "Core listening")).toMatchObject({
+        level: "info",
+        pid: core.child.pid,
+        socket: join(home, "run", "core.sock"),
+      });
       await connection.request("shutdown", {});
     } finally {
       connection.close();
@@ -124,8 +128,12 @@ describe("Core's log file", () => {
 
     const lines = await coreLog();
     const refused = lines.filter((line) => line.pid === second.child.pid);
-    expect(refused).toEqual([expect.objectContaining({ level: "fatal", message: expect.stringContaining("already running"), code: "IPC_UNAVAILABLE" })]);
-    expect(lines.filter((line) => line.pid === first.child.pid).map((line) => line.message)).toEqual(expect.arrayContaining(["Core listening", "Core stopped"]));
+    expect(refused).toEqual([
+      expect.objectContaining({ level: "fatal", message: expect.stringContaining("already running"), code: "IPC_UNAVAILABLE" }),
+    ]);
+    expect(lines.filter((line) => line.pid === first.child.pid).map((line) => line.message)).toEqual(
+      expect.arrayContaining(["Core listening", "Core stopped"]),
+    );
   });
 
   it("also writes its lines to stderr when a parent reads it there", async () => {
@@ -138,7 +146,11 @@ describe("Core's log file", () => {
       connection.close();
     }
     expect(await core.exited).toBe(0);
-    const mirrored = core.stderr().split("\n").filter((line) => line.startsWith("{")).map((line) => (JSON.parse(line) as { message: string }).message);
+    const mirrored = core
+      .stderr()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => (JSON.parse(line) as { message: string }).message);
     expect(mirrored).toEqual(expect.arrayContaining(["Core listening", "Core stopped"]));
     // Each line once on stderr, though the early ones were kept and written to the file later.
     expect(mirrored.filter((message) => message === "Core listening")).toHaveLength(1);

@@ -37,7 +37,12 @@ describe("Core provider checks", () => {
     const claude = await countingClaude();
     // More than the 50 live sessions one origin may have by default.
     await writeFile(join(home, "settings.json"), JSON.stringify({ limits: { liveSessionsPerOrigin: 100 } }));
-    core = await startCore({ ...process.env, PEDELEC_HOME: home, PEDELEC_PROVIDER_PATH: claude.directory, CLAUDE_CONFIG_DIR: join(home, "claude-state") });
+    core = await startCore({
+      ...process.env,
+      PEDELEC_HOME: home,
+      PEDELEC_PROVIDER_PATH: claude.directory,
+      CLAUDE_CONFIG_DIR: join(home, "claude-state"),
+    });
     const pages = await Promise.all(Array.from({ length: 4 }, () => CoreConnection.open(core!.paths.socketPath)));
 
     const outcomes = await Promise.allSettled(

@@ -57,7 +57,11 @@ async function hostRequest(connection: CoreConnection, type: string, payload: un
 }
 
 async function sessionWithWorkspace(page: CoreConnection, extra: Record<string, unknown> = {}, attest?: Attesting) {
-  const info = (await hostRequest(page, "createSession", { provider: "claude", ...extra }, attest)) as { sessionId: string; workspace: { path: string }; access: string };
+  const info = (await hostRequest(page, "createSession", { provider: "claude", ...extra }, attest)) as {
+    sessionId: string;
+    workspace: { path: string };
+    access: string;
+  };
   return info;
 }
 
@@ -66,14 +70,25 @@ describe("scripts through Core", () => {
     const running = await core.start();
     const page = await CoreConnection.open(running.paths.socketPath);
     const { sessionId, workspace } = await sessionWithWorkspace(page);
-    await writeFile(join(workspace.path, "hello.ts"), 'import { threadId } from "pedelec:workspace";\nconsole.log("hi", threadId, Deno.args.join(","));\nDeno.exit(3);\n');
+    await writeFile(
+      join(workspace.path, "hello.ts"),
+      'import { threadId } from "pedelec:workspace";\nconsole.log("hi", threadId, Deno.args.join(","));\nDeno.exit(3);\n',
+    );
     const result = await hostRequest(page, "runWorkspaceScript", { sessionId, runId: "run-1", entry: "hello.ts", args: ["a", "b"] });
     expect(result).toMatchObject({ exitCode: 3, stdout: `hi ${sessionId} a,b\n`, termination: "exited", access: "sandbox", timedOut: false });
     expect((result as { walls: string[] }).walls).toContain("bubblewrap");
 
     // Another origin cannot reach the session at all.
-    const other = { kind: "request" as const, id: "other", type: "runWorkspaceScript", origin: "https://other.example", payload: { sessionId, runId: "run-2", entry: "hello.ts" } };
-    const refusal = new Promise((resolvePromise) => page.onFrame((frame) => frame.kind === "response" && frame.id === "other" && resolvePromise(frame)));
+    const other = {
+      kind: "request" as const,
+      id: "other",
+      type: "runWorkspaceScript",
+      origin: "https://other.example",
+      payload: { sessionId, runId: "run-2", entry: "hello.ts" },
+    };
+    const refusal = new Promise((resolvePromise) =>
+      page.onFrame((frame) => frame.kind === "response" && frame.id === "other" && resolvePromise(frame)),
+    );
     page.sendFrame(other);
     expect(await refusal).toMatchObject({ ok: false, error: { code: "THREAD_NOT_FOUND" } });
     page.close();
@@ -116,7 +131,9 @@ describe("scripts through Core", () => {
     const { sessionId, workspace } = await sessionWithWorkspace(page);
     await writeFile(join(workspace.path, "wait.ts"), "await new Promise((r) => setTimeout(r, 60_000));\n");
     const cancelled = hostRequest(page, "runWorkspaceScript", { sessionId, runId: "to-cancel", entry: "wait.ts" });
-    await expect.poll(() => hostRequest(page, "cancelWorkspaceRun", { sessionId, runId: "to-cancel" }), { timeout: 10_000 }).toEqual({ cancelled: true });
+    await expect
+      .poll(() => hostRequest(page, "cancelWorkspaceRun", { sessionId, runId: "to-cancel" }), { timeout: 10_000 })
+      .toEqual({ cancelled: true });
     await expect(cancelled).rejects.toMatchObject({ code: "DENO_CANCELLED", message: "the page cancelled the run" });
 
     const ended = hostRequest(page, "runWorkspaceScript", { sessionId, runId: "to-end", entry: "wait.ts" });
@@ -140,7 +157,9 @@ describe("scripts through Core", () => {
     await expect(hostRequest(page, "runWorkspaceScript", payload, { key: Buffer.alloc(32, 7) })).rejects.toMatchObject({
       code: "FULL_ACCESS_ATTESTATION_INVALID",
     });
-    await expect(hostRequest(page, "runWorkspaceScript", payload, { claims: { issuedAt: Date.now() - 60_000, expiresAt: Date.now() - 30_000 } })).rejects.toMatchObject({
+    await expect(
+      hostRequest(page, "runWorkspaceScript", payload, { claims: { issuedAt: Date.now() - 60_000, expiresAt: Date.now() - 30_000 } }),
+    ).rejects.toMatchObject({
       code: "FULL_ACCESS_ATTESTATION_EXPIRED",
     });
     const result = await hostRequest(page, "runWorkspaceScript", payload, {});
@@ -164,9 +183,14 @@ describe("scripts through Core", () => {
     const page = await CoreConnection.open(running.paths.socketPath);
     const { sessionId, workspace } = await sessionWithWorkspace(page);
     await writeFile(join(workspace.path, "ok.ts"), 'console.log("sandboxed");\n');
-    await expect(hostRequest(page, "runWorkspaceScript", { sessionId, runId: "sandboxed", entry: "ok.ts" })).resolves.toMatchObject({ exitCode: 0, stdout: "sandboxed\n" });
+    await expect(hostRequest(page, "runWorkspaceScript", { sessionId, runId: "sandboxed", entry: "ok.ts" })).resolves.toMatchObject({
+      exitCode: 0,
+      stdout: "sandboxed\n",
+    });
     const someKey = Buffer.alloc(32, 7);
-    await expect(hostRequest(page, "runWorkspaceScript", { sessionId, runId: "full", entry: "ok.ts", access: "full" }, { key: someKey })).rejects.toMatchObject({
+    await expect(
+      hostRequest(page, "runWorkspaceScript", { sessionId, runId: "full", entry: "ok.ts", access: "full" }, { key: someKey }),
+    ).rejects.toMatchObject({
       code: "FULL_ACCESS_ATTESTATION_INVALID",
       message: expect.stringMatching(/Full Access is off \(.*full-access\.key\).*damaged/),
     });
@@ -182,8 +206,18 @@ describe("scripts through Core", () => {
     const full = await sessionWithWorkspace(page, { access: "full" }, {});
     expect(full.access).toBe("full");
     await writeFile(join(sandboxed.workspace.path, "wait.ts"), "await new Promise((r) => setTimeout(r, 60_000));\n");
-    const fullRun = hostRequest(page, "runWorkspaceScript", { sessionId: sandboxed.sessionId, runId: "full-wait", entry: "wait.ts", access: "full" }, {});
-    const sandboxRun = hostRequest(page, "runWorkspaceScript", { sessionId: sandboxed.sessionId, runId: "sandbox-run", entry: "wait.ts", timeoutMs: 3_000 });
+    const fullRun = hostRequest(
+      page,
+      "runWorkspaceScript",
+      { sessionId: sandboxed.sessionId, runId: "full-wait", entry: "wait.ts", access: "full" },
+      {},
+    );
+    const sandboxRun = hostRequest(page, "runWorkspaceScript", {
+      sessionId: sandboxed.sessionId,
+      runId: "sandbox-run",
+      entry: "wait.ts",
+      timeoutMs: 3_000,
+    });
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 500));
 
     const revokedAt = Date.now();
@@ -197,7 +231,9 @@ describe("scripts through Core", () => {
     await expect(hostRequest(page, "runWorkspaceScript", again, { claims: { fullAccessGrantedAt: revokedAt - 1 } })).rejects.toMatchObject({
       code: "FULL_ACCESS_NOT_GRANTED",
     });
-    await expect(hostRequest(page, "runWorkspaceScript", again, { claims: { fullAccessGrantedAt: revokedAt + 1, issuedAt: revokedAt + 2 } })).resolves.toMatchObject({
+    await expect(
+      hostRequest(page, "runWorkspaceScript", again, { claims: { fullAccessGrantedAt: revokedAt + 1, issuedAt: revokedAt + 2 } }),
+    ).resolves.toMatchObject({
       termination: "timeout",
     });
     page.close();
@@ -210,7 +246,10 @@ describe("scripts through Core", () => {
     expect(access).toBe("full");
     await hostRequest(page, "sendText", { sessionId, turnId: "turn-1", text: "hang" });
     const capability = await capabilityOfHangingAgent(workspace.path);
-    await writeFile(join(workspace.path, "host.ts"), 'console.log(Deno.env.get("PEDELEC_HOME"), new TextDecoder().decode(new Deno.Command("true").outputSync().stdout) === "");\n');
+    await writeFile(
+      join(workspace.path, "host.ts"),
+      'console.log(Deno.env.get("PEDELEC_HOME"), new TextDecoder().decode(new Deno.Command("true").outputSync().stdout) === "");\n',
+    );
     const agent = await CoreConnection.open(running.paths.socketPath);
     const output: Buffer[] = [];
     agent.onFrame((frame) => frame.kind === "run-output" && output.push(Buffer.from(frame.data, "base64")));
@@ -220,7 +259,9 @@ describe("scripts through Core", () => {
       walls: [],
     });
     expect(Buffer.concat(output).toString("utf8")).toBe(`${core.home} true\n`);
-    await expect(agent.request("runScript", { threadId: sessionId, capability, entry: "/etc/passwd" })).rejects.toMatchObject({ code: "DENO_ENTRY_INVALID" });
+    await expect(agent.request("runScript", { threadId: sessionId, capability, entry: "/etc/passwd" })).rejects.toMatchObject({
+      code: "DENO_ENTRY_INVALID",
+    });
     await writeFile(join(workspace.path, "spin.ts"), "for (;;) {}\n");
     await expect(agent.request("runScript", { threadId: sessionId, capability, entry: "spin.ts", timeoutMs: 300 })).resolves.toMatchObject({
       termination: "timeout",
@@ -235,7 +276,9 @@ describe("scripts through Core", () => {
     const page = await CoreConnection.open(running.paths.socketPath);
     const { sessionId, workspace } = await sessionWithWorkspace(page);
     const source = (name: string) => `Deno.writeTextFileSync("${name}.pid", String(Deno.pid));\nawait new Promise((r) => setTimeout(r, 60_000));\n`;
-    const full = hostRequest(page, "runWorkspaceScript", { sessionId, runId: "full", source: source("full"), access: "full" }, {}).catch((error: unknown) => error);
+    const full = hostRequest(page, "runWorkspaceScript", { sessionId, runId: "full", source: source("full"), access: "full" }, {}).catch(
+      (error: unknown) => error,
+    );
     const pidFile = join(workspace.path, "full.pid");
     await expect.poll(() => readFile(pidFile, "utf8").catch(() => ""), { timeout: 10_000 }).not.toBe("");
     const pid = Number(await readFile(pidFile, "utf8"));

@@ -83,7 +83,9 @@ describe("Core and SIGTERM during start-up", () => {
       const { code, signal, stderr } = await exited;
       // Killed before the handler existed (nothing was created yet), or stopped by it.
       expect(code === 0 || signal === "SIGTERM", `attempt ${attempt} exited with ${code ?? signal}: ${stderr}`).toBe(true);
-      outcomes.push(signal ?? (stderr.includes("Core stopped") ? "stopped" : stderr.includes("start-up stopped") ? "start-up stopped" : String(code)));
+      outcomes.push(
+        signal ?? (stderr.includes("Core stopped") ? "stopped" : stderr.includes("start-up stopped") ? "start-up stopped" : String(code)),
+      );
       expect(await exists(socketPath), `socket left after attempt ${attempt}`).toBe(false);
       expect(await exists(join(runDir, "core.lock")), `lock left after attempt ${attempt}`).toBe(false);
     }

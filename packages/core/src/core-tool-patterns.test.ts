@@ -31,7 +31,11 @@ async function pingLatency(connection: CoreConnection): Promise<number> {
 }
 
 function toolWithPattern(name: string, pattern: string) {
-  return { name, description: "A tool whose schema came from a page", argsSchema: { type: "object" as const, properties: { s: { type: "string" as const, pattern } } } };
+  return {
+    name,
+    description: "A tool whose schema came from a page",
+    argsSchema: { type: "object" as const, properties: { s: { type: "string" as const, pattern } } },
+  };
 }
 
 describe("Core and page patterns", () => {

@@ -24,7 +24,13 @@ export function diskSpaceLow(what: string, details: Omit<DiskSpaceLowDetails, "s
  * Refuses, before anything is written, work that would take the disk holding `path` below `floor` free bytes:
  * `requested` is what the work will write (0 when that is not known ahead, as for a script).
  */
-export async function requireFreeSpace(path: string, requested: number, floor: number, what: string, freeBytesOf: FreeBytesOf = freeDiskBytes): Promise<void> {
+export async function requireFreeSpace(
+  path: string,
+  requested: number,
+  floor: number,
+  what: string,
+  freeBytesOf: FreeBytesOf = freeDiskBytes,
+): Promise<void> {
   if (floor === 0) return;
   const free = await freeBytesOf(path);
   if (free - requested < floor) throw diskSpaceLow(what, { limit: floor, free, requested });

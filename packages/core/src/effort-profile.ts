@@ -23,7 +23,10 @@ export function validateEffortArgv(tokens: readonly string[], where: string, rul
       throw new PedelecError("EFFORT_PROFILE_INVALID", `${where}: every token must be a non-empty string of at most 200 characters`);
     }
     if (SHELL_CHARACTERS.test(token)) {
-      throw new PedelecError("EFFORT_PROFILE_INVALID", `${where}: token ${JSON.stringify(token)} contains shell syntax; profiles are argv, not shell`);
+      throw new PedelecError(
+        "EFFORT_PROFILE_INVALID",
+        `${where}: token ${JSON.stringify(token)} contains shell syntax; profiles are argv, not shell`,
+      );
     }
     const flag = ownedFlagOf(token, owned);
     if (flag === null) continue;

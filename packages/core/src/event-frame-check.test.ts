@@ -50,7 +50,10 @@ describe("Session event sequence", () => {
     expect(published.map((envelope) => envelope.seq)).toEqual(published.map((_, index) => index + 1));
     const types = published.map((envelope) => envelope.event.type);
     expect(types).toEqual(["turn-started", "status-changed", "error-reported", "chat-completed", "status-changed", "turn-completed"]);
-    expect(published[2]?.event).toMatchObject({ turnId: "t1", error: { code: "MESSAGE_TOO_LARGE", message: expect.stringContaining("chat-completed") as string } });
+    expect(published[2]?.event).toMatchObject({
+      turnId: "t1",
+      error: { code: "MESSAGE_TOO_LARGE", message: expect.stringContaining("chat-completed") as string },
+    });
     expect(session.info().lastSeq).toBe(published.length);
   });
 });

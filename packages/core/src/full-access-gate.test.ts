@@ -109,7 +109,9 @@ describe("FullAccessGate", () => {
   it("refuses grants from before a revocation and admits a grant made after it", () => {
     const gate = new FullAccessGate(key, () => NOW);
     gate.revoke(ORIGIN, NOW - 10_000);
-    expect(admit(gate, attested())).toThrow(expect.objectContaining({ code: "FULL_ACCESS_NOT_GRANTED", message: expect.stringContaining("revoked") }));
+    expect(admit(gate, attested())).toThrow(
+      expect.objectContaining({ code: "FULL_ACCESS_NOT_GRANTED", message: expect.stringContaining("revoked") }),
+    );
     expect(() => gate.admit(attested(request(), { fullAccessGrantedAt: NOW - 5_000 }), request().payload)).not.toThrow();
     // Another origin's revocation changes nothing here.
     gate.revoke("https://other.example", NOW);
@@ -155,19 +157,30 @@ describe("the attestation key", () => {
     dir = await mkdtemp(join(tmpdir(), "pedelec-keys-"));
     await writeFile(join(dir, ATTESTATION_KEY_FILE), text, { mode: 0o600 });
     const state = ensureAttestationKey(dir);
-    expect(state).toMatchObject({ usable: false, error: { code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining(join(dir, ATTESTATION_KEY_FILE)) } });
+    expect(state).toMatchObject({
+      usable: false,
+      error: { code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining(join(dir, ATTESTATION_KEY_FILE)) },
+    });
     expect(await readFile(join(dir, ATTESTATION_KEY_FILE), "utf8")).toBe(text);
   });
 
   it("refuses every Full Access admission while the key is damaged", () => {
-    const gate = new FullAccessGate(new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", "Full Access is off (keys/full-access.key): damaged"), () => NOW);
-    expect(() => gate.admit(attested(), request().payload)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("Full Access is off") }));
+    const gate = new FullAccessGate(
+      new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", "Full Access is off (keys/full-access.key): damaged"),
+      () => NOW,
+    );
+    expect(() => gate.admit(attested(), request().payload)).toThrow(
+      expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("Full Access is off") }),
+    );
   });
 
   it("reports a missing or damaged key as FULL_ACCESS_ATTESTATION_INVALID", async () => {
-    const keysDir = (dir = await mkdtemp(join(tmpdir(), "pedelec-keys-")));
+    const keysDir = await mkdtemp(join(tmpdir(), "pedelec-keys-"));
+    dir = keysDir;
     expect(() => readAttestationKey(keysDir)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID" }));
     await writeFile(join(keysDir, ATTESTATION_KEY_FILE), "not hex");
-    expect(() => readAttestationKey(keysDir)).toThrow(expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("damaged") }));
+    expect(() => readAttestationKey(keysDir)).toThrow(
+      expect.objectContaining({ code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("damaged") }),
+    );
   });
 });

@@ -29,7 +29,10 @@ export class FullAccessGate {
     if (this.key instanceof PedelecError) throw new PedelecError(this.key.code, this.key.message);
     const origin = frame.origin;
     if (origin === undefined || frame.attestation === undefined) {
-      throw new PedelecError("FULL_ACCESS_NOT_GRANTED", `Full Access is not granted to ${origin ?? "this caller"}; the user grants it in the Pedelec extension's options`);
+      throw new PedelecError(
+        "FULL_ACCESS_NOT_GRANTED",
+        `Full Access is not granted to ${origin ?? "this caller"}; the user grants it in the Pedelec extension's options`,
+      );
     }
     if (!signatureMatches(this.key, frame.attestation)) {
       throw new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", "the Full Access attestation is not signed with this Core's key");

@@ -46,7 +46,11 @@ beforeAll(async () => {
   page.onFrame((frame) => {
     if (frame.kind !== "event" || frame.envelope.event.type !== "tool-call-requested") return;
     const { toolRequestId } = frame.envelope.event;
-    void page!.request("submitToolResult", { sessionId: frame.envelope.sessionId, toolRequestId, outcome: { ok: true, result: { taken: true } } }, ORIGIN);
+    void page!.request(
+      "submitToolResult",
+      { sessionId: frame.envelope.sessionId, toolRequestId, outcome: { ok: true, result: { taken: true } } },
+      ORIGIN,
+    );
   });
   const session = await page.request("createSession", { provider: "claude", skills: { guidance: "", tools } }, ORIGIN);
   threadId = session.sessionId;
@@ -87,7 +91,7 @@ function agentRequest(): fc.Arbitrary<{ type: unknown; payload: unknown }> {
         type: types,
         payload: fc.record({
           threadId: fc.oneof(fc.constant(threadId), nonsenseId, fuzzString),
-          capability: fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{16,64}$/), fuzzString, fc.constant(capability.slice(0, -1) + "A")),
+          capability: fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{16,64}$/), fuzzString, fc.constant(`${capability.slice(0, -1)}A`)),
           toolName: fc.constantFrom("take", "missing_tool"),
           argsJson: fc.constant("{}"),
         }),
@@ -101,7 +105,10 @@ function agentRequest(): fc.Arbitrary<{ type: unknown; payload: unknown }> {
           threadId: fc.constant(threadId),
           capability: fc.constant(capability),
           toolName: fc.constant("take"),
-          argsJson: fc.oneof(fuzzString, anyJsonValue.map((value) => JSON.stringify({ anything: value }))),
+          argsJson: fc.oneof(
+            fuzzString,
+            anyJsonValue.map((value) => JSON.stringify({ anything: value })),
+          ),
         }),
       }),
       weight: 3,
@@ -118,7 +125,10 @@ describe("agent CLI → Core edge under fuzzing", () => {
     // Arguments just over and far over the limit, kept few: each is megabytes on the wire.
     const oversized = "x".repeat(MAX_TOOL_ARGS_JSON_LENGTH + 1);
     requests.push({ type: "toolCall", payload: { threadId, capability, toolName: "take", argsJson: oversized } });
-    requests.push({ type: "toolCall", payload: { threadId, capability, toolName: "take", argsJson: `{"anything":"${"y".repeat(MAX_TOOL_ARGS_JSON_LENGTH)}"}` } });
+    requests.push({
+      type: "toolCall",
+      payload: { threadId, capability, toolName: "take", argsJson: `{"anything":"${"y".repeat(MAX_TOOL_ARGS_JSON_LENGTH)}"}` },
+    });
     flattenStrings(requests);
     const heap = new HeapGrowth(requests.length);
     const agent = await RawCoreSocket.open(core!.paths.socketPath);

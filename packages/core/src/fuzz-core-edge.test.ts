@@ -54,9 +54,7 @@ const templates: Record<string, unknown>[] = [
   frame("call", "toolCall", { threadId: SESSION, capability: "c".repeat(32), toolName: "take", argsJson: "{}" }, { origin: ORIGIN }),
 ];
 
-type Case =
-  | { kind: "frame"; message: unknown }
-  | { kind: "random" | "junk-body" | "json-body" | "too-large"; bytes: Buffer };
+type Case = { kind: "frame"; message: unknown } | { kind: "random" | "junk-body" | "json-body" | "too-large"; bytes: Buffer };
 
 function lengthPrefixed(body: Uint8Array, declared = body.length): Buffer {
   const header = Buffer.alloc(4);
@@ -74,7 +72,9 @@ const coreCase: fc.Arbitrary<Case> = fc.oneof(
     weight: 1,
   },
   {
-    arbitrary: fc.constantFrom(MAX_CORE_FRAME_BYTES + 1, 0xffffffff).map((declared): Case => ({ kind: "too-large", bytes: lengthPrefixed(Buffer.alloc(0), declared) })),
+    arbitrary: fc
+      .constantFrom(MAX_CORE_FRAME_BYTES + 1, 0xffffffff)
+      .map((declared): Case => ({ kind: "too-large", bytes: lengthPrefixed(Buffer.alloc(0), declared) })),
     weight: 1,
   },
 );
@@ -123,9 +123,11 @@ describe("native host → Core edge under fuzzing", () => {
         await framesSocket.writeJson(JSON.stringify(item.message) ?? "null");
         const id = usableId(item.message);
         // A frame without a usable id cannot be answered: Core must send a fatal frame and close.
-        await framesSocket.nextFrame(() => framesSocket.received.length > before, 10_000).catch((error: unknown) => {
-          throw new Error(`${context}: ${(error as Error).message}; sent ${JSON.stringify(item.message).slice(0, 300)}`);
-        });
+        await framesSocket
+          .nextFrame(() => framesSocket.received.length > before, 10_000)
+          .catch((error: unknown) => {
+            throw new Error(`${context}: ${(error as Error).message}; sent ${JSON.stringify(item.message).slice(0, 300)}`);
+          });
         const answer = framesSocket.received[before]!.frame;
         record(tally, answer, context);
         if (id !== undefined) {
@@ -153,7 +155,8 @@ describe("native host → Core edge under fuzzing", () => {
           await socket.nextFrame(() => socket.received.length >= answerable, 10_000);
         }
         for (const received of socket.received) if (received.frame.kind !== "fatal") record(tally, received.frame, context);
-        if (item.kind === "too-large") expect(socket.received.at(-1)?.frame, context).toMatchObject({ kind: "fatal", error: { code: "MESSAGE_TOO_LARGE" } });
+        if (item.kind === "too-large")
+          expect(socket.received.at(-1)?.frame, context).toMatchObject({ kind: "fatal", error: { code: "MESSAGE_TOO_LARGE" } });
       } finally {
         socket.destroy();
       }
@@ -169,7 +172,15 @@ describe("native host → Core edge under fuzzing", () => {
     const memoryAfter = process.memoryUsage().rss;
     const heapUse = heap.measure();
     console.log(
-      fuzzSummaryLine({ edge: "core-socket", sent: cases.length, tally, seed: settings.seed, durationMs: performance.now() - started, memoryBefore, memoryAfter }),
+      fuzzSummaryLine({
+        edge: "core-socket",
+        sent: cases.length,
+        tally,
+        seed: settings.seed,
+        durationMs: performance.now() - started,
+        memoryBefore,
+        memoryAfter,
+      }),
     );
     console.log(`[fuzz core-socket] ${heap.describe(heapUse)}`);
     expect(heapUse.growth).toBeLessThan(HEAP_GROWTH_LIMIT_BYTES);

@@ -1,14 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  assignedTag,
-  endTaggedProcesses,
-  findTaggedProcesses,
-  isProcessTag,
-  killTaggedProcesses,
-  PROCESS_TAG_VARIABLE,
-} from "./process-tag.js";
+import { assignedTag, endTaggedProcesses, findTaggedProcesses, isProcessTag, killTaggedProcesses, PROCESS_TAG_VARIABLE } from "./process-tag.js";
 import { newProcessTag } from "./providers/provider-process.js";
 import { isGone, TestProcesses, waitUntil } from "./testing/test-processes.js";
 

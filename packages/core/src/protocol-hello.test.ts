@@ -38,7 +38,12 @@ describe("Core's side of the protocol version handshake", () => {
   it("answers a compatible hello with its own version and serves the connection on", async () => {
     const raw = await openRaw();
     await raw.writeFrame(hello("h1", "1.7"));
-    expect((await raw.nextFrame(responseTo("h1"))).frame).toEqual({ kind: "response", id: "h1", ok: true, result: { protocolVersion: PROTOCOL_VERSION } });
+    expect((await raw.nextFrame(responseTo("h1"))).frame).toEqual({
+      kind: "response",
+      id: "h1",
+      ok: true,
+      result: { protocolVersion: PROTOCOL_VERSION },
+    });
     await raw.writeFrame(ping("p1"));
     expect((await raw.nextFrame(responseTo("p1"))).frame).toMatchObject({ ok: true });
   });

@@ -56,7 +56,10 @@ describe("ProviderLocator", () => {
   it("caches a conclusive failure like a success", async () => {
     const provider = slowProvider(["broken", "available"]);
     const locator = new ProviderLocator(provider.registry, env);
-    await expect(locator.locate("claude", false)).rejects.toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringContaining("exit code 2") as string });
+    await expect(locator.locate("claude", false)).rejects.toMatchObject({
+      code: "PROVIDER_UNAVAILABLE",
+      message: expect.stringContaining("exit code 2") as string,
+    });
     await expect(locator.locate("claude", true)).rejects.toMatchObject({ code: "DEFAULT_PROVIDER_UNAVAILABLE" });
     expect(provider.probes()).toBe(1);
   });
@@ -133,7 +136,12 @@ describe("ProviderLocator with a slow login shell", () => {
       return Promise.resolve(
         works(probeEnv.PATH ?? "")
           ? { available: true, executablePath, version: "1.2.3", error: null }
-          : { available: false, executablePath, version: null, error: "fake-claude --version failed: exit code 127: env: node: No such file or directory" },
+          : {
+              available: false,
+              executablePath,
+              version: null,
+              error: "fake-claude --version failed: exit code 127: env: node: No such file or directory",
+            },
       );
     });
     return { registry, probedWith };

@@ -103,7 +103,11 @@ describe("the provider probe cache", () => {
   it("ignores a cache file it cannot read, and writes it anew", async () => {
     await rm(path.dirname(cacheFile), { recursive: true, force: true });
     const provider = countedProvider(["available"]);
-    for (const junk of ["{not json", JSON.stringify({ version: 9, probes: {} }), JSON.stringify({ version: 1, probes: { claude: { executablePath: 5 } } })]) {
+    for (const junk of [
+      "{not json",
+      JSON.stringify({ version: 9, probes: {} }),
+      JSON.stringify({ version: 1, probes: { claude: { executablePath: 5 } } }),
+    ]) {
       await freshCore(provider.registry).locate("claude", false);
       const probes = provider.probes();
       await writeFile(cacheFile, junk);

@@ -77,14 +77,16 @@ export class ProviderProbeCache {
   }
 
   #load(): Promise<Map<ProviderCode, Entry>> {
-    this.#entries ??= readFile(this.file, "utf8").then(
-      (text) => {
-        const parsed = fileSchema.safeParse(JSON.parse(text));
-        if (!parsed.success) return new Map();
-        return new Map(Object.entries(parsed.data.probes) as [ProviderCode, Entry][]);
-      },
-      () => new Map(),
-    ).catch(() => new Map());
+    this.#entries ??= readFile(this.file, "utf8")
+      .then(
+        (text) => {
+          const parsed = fileSchema.safeParse(JSON.parse(text));
+          if (!parsed.success) return new Map();
+          return new Map(Object.entries(parsed.data.probes) as [ProviderCode, Entry][]);
+        },
+        () => new Map(),
+      )
+      .catch(() => new Map());
     return this.#entries;
   }
 

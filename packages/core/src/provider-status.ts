@@ -22,7 +22,15 @@ export async function reportProviders(providers: ProviderRegistry, locator: Prov
       const discovery = await locator.discover(adapter, settings.providers[code]?.path);
       // Found, and yet the provider may not be usable with these settings (Pedelec's own agent: its endpoint).
       const problem = discovery.available && adapter.readinessProblem ? await adapter.readinessProblem(settings) : null;
-      if (problem !== null) return { code, name: adapter.displayName, available: false, error: problem, version: discovery.version, executablePath: discovery.executablePath };
+      if (problem !== null)
+        return {
+          code,
+          name: adapter.displayName,
+          available: false,
+          error: problem,
+          version: discovery.version,
+          executablePath: discovery.executablePath,
+        };
       return {
         code,
         name: adapter.displayName,

@@ -4,12 +4,12 @@ import type { CoreLifecycleRequestType } from "@pedelec/protocol/core-lifecycle-
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import {
   coreRequestSchemas,
-  extensionToCoreRequestSchemas,
+  type extensionToCoreRequestSchemas,
   isCoreRequestType,
   isExtensionToCoreRequestType,
   isSessionRequestType,
-  sessionRequestSchemas,
-  localRequestSchemas,
+  type sessionRequestSchemas,
+  type localRequestSchemas,
   type CoreRequestType,
 } from "@pedelec/protocol/requests";
 import type { AssetTransfers } from "./assets/asset-transfers.js";
@@ -34,7 +34,6 @@ export interface RouterContext {
    */
   whenReady: () => Promise<void>;
 }
-
 
 type SessionHandlers = {
   [T in keyof typeof sessionRequestSchemas | keyof typeof extensionToCoreRequestSchemas]: (
@@ -158,7 +157,11 @@ export function createRequestRouter(context: RouterContext) {
     runScript: async (payload, connection, frame) => {
       const session = sessions.getForAgent(payload.threadId, payload.capability);
       const { threadId: _threadId, capability: _capability, ...spec } = payload;
-      const { stdout: _stdout, stderr: _stderr, ...result } = await session.scripts.run({
+      const {
+        stdout: _stdout,
+        stderr: _stderr,
+        ...result
+      } = await session.scripts.run({
         runId: `agent-${randomUUID()}`,
         caller: "agent",
         access: session.setup.access,

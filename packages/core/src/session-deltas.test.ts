@@ -8,7 +8,10 @@ import { scriptedSessionSetup } from "./testing/scripted-session.js";
  * One provider "read" per batch: its events are handed over in one go. `before(index)` runs before each batch after the
  * first (by default one turn of the event loop).
  */
-function sessionReading(batches: ProviderEvent[][], before: (index: number) => Promise<unknown> = () => new Promise((resolve) => setImmediate(resolve))) {
+function sessionReading(
+  batches: ProviderEvent[][],
+  before: (index: number) => Promise<unknown> = () => new Promise((resolve) => setImmediate(resolve)),
+) {
   const published: SessionEventEnvelope[] = [];
   const arrivals: { seq: number; batch: number; at: number }[] = [];
   let batchIndex = -1;
@@ -113,7 +116,11 @@ describe("Session joins text deltas that follow each other within a frame", () =
       .map((envelope) => envelope.event)
       .filter((event) => event.type === "chat-delta" || event.type === "chat-completed" || event.type === "activity-updated")
       .map((event) =>
-        event.type === "chat-delta" ? `delta ${event.messageId} ${event.delta}` : event.type === "chat-completed" ? `done ${event.messageId}` : "activity",
+        event.type === "chat-delta"
+          ? `delta ${event.messageId} ${event.delta}`
+          : event.type === "chat-completed"
+            ? `done ${event.messageId}`
+            : "activity",
       );
     expect(chat).toEqual(["delta m1 a", "delta m1 bc", "done m1", "delta m2 xy", "activity", "delta m2 z", "done m2"]);
   });
@@ -152,9 +159,11 @@ describe("Session's idle watch", () => {
   it("stops a provider that falls silent with PROVIDER_FAILED", async () => {
     const { session, published } = sessionSpeaking(50, 300, true);
     session.startTurn("t1", "go");
-    await expect.poll(() => outcome(published), { timeout: 5_000 }).toMatchObject({
-      type: "turn-failed",
-      error: { code: "PROVIDER_FAILED", message: expect.stringContaining("produced no output") },
-    });
+    await expect
+      .poll(() => outcome(published), { timeout: 5_000 })
+      .toMatchObject({
+        type: "turn-failed",
+        error: { code: "PROVIDER_FAILED", message: expect.stringContaining("produced no output") },
+      });
   });
 });

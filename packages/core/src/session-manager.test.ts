@@ -49,7 +49,6 @@ function manager(overrides: Partial<SessionManagerOptions> = {}): SessionManager
   });
 }
 
-
 describe("SessionManager releases ended sessions", () => {
   it("keeps only tombstones of 100 ended sessions and removes their managed workspaces", async () => {
     const sessions = manager();
@@ -77,7 +76,9 @@ describe("SessionManager releases ended sessions", () => {
     expect(ended.info().lastSeq).toBe(published.filter((envelope) => envelope.sessionId === ids[0]).at(-1)?.seq);
     await expect(ended.end("requested")).resolves.toBe(false);
     expect(() => ended.startTurn("t1", "hello")).toThrowError(expect.objectContaining({ code: "SESSION_ENDED" }) as Error);
-    await expect(ended.scripts.run({ runId: "r", caller: "page", access: "sandbox", spec: { entry: "x.ts" } as never })).rejects.toMatchObject({ code: "SESSION_ENDED" });
+    await expect(ended.scripts.run({ runId: "r", caller: "page", access: "sandbox", spec: { entry: "x.ts" } as never })).rejects.toMatchObject({
+      code: "SESSION_ENDED",
+    });
     expect(() => sessions.getForOrigin(ids[0]!, "http://other.test")).toThrowError(expect.objectContaining({ code: "THREAD_NOT_FOUND" }) as Error);
 
     // Nothing but the tombstones holds the sessions: their tools, adapters and closures can go.
@@ -100,7 +101,9 @@ describe("SessionManager releases ended sessions", () => {
     const secret = session.setup.capability.secret;
     await session.end("requested");
     expect(() => sessions.getForAgent(info.sessionId, secret)).toThrowError(expect.objectContaining({ code: "SESSION_ENDED" }) as Error);
-    expect(() => sessions.getForAgent(info.sessionId, "not-the-secret")).toThrowError(expect.objectContaining({ code: "THREAD_ACCESS_DENIED" }) as Error);
+    expect(() => sessions.getForAgent(info.sessionId, "not-the-secret")).toThrowError(
+      expect.objectContaining({ code: "THREAD_ACCESS_DENIED" }) as Error,
+    );
   });
 
   it("never removes an explicit workspace", async () => {

@@ -23,7 +23,7 @@ import type { SessionStore, StoredSession } from "./session-store/session-store.
 import { endedInfoOf, storedPatchFor } from "./stored-session-view.js";
 import type { ScriptRunner } from "@pedelec/script-runtime/script-runner";
 import type { Settings } from "./settings.js";
-import { capabilityMatches, issueThreadCapability, type ThreadCapability } from "./thread-capability.js";
+import { capabilityMatches, issueThreadCapability } from "./thread-capability.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { prepareExplicitWorkspace, prepareManagedWorkspace, removeManagedWorkspace, type PreparedWorkspace } from "./workspace.js";
 
@@ -560,7 +560,10 @@ export class SessionManager {
     const counts = new Map<string, OriginSessionCount>();
     const entry = (origin: string): OriginSessionCount => {
       let count = counts.get(origin);
-      if (count === undefined) counts.set(origin, (count = { origin, live: 0, ended: 0 }));
+      if (count === undefined) {
+        count = { origin, live: 0, ended: 0 };
+        counts.set(origin, count);
+      }
       return count;
     };
     for (const session of this.#sessions.values()) if (!session.ended) entry(session.origin).live += 1;

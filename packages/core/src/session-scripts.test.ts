@@ -22,7 +22,10 @@ function result(overrides: Partial<ScriptRunResult>): ScriptRunResult {
 }
 
 /** A runner whose runs end as `outcome` says, or when their signal aborts (then as a cancelled run does). */
-function fakeRunner(outcome: (request: ScriptRunRequest) => ScriptRunResult | "until-aborted"): { runner: () => Promise<ScriptRunner>; requests: ScriptRunRequest[] } {
+function fakeRunner(outcome: (request: ScriptRunRequest) => ScriptRunResult | "until-aborted"): {
+  runner: () => Promise<ScriptRunner>;
+  requests: ScriptRunRequest[];
+} {
   const requests: ScriptRunRequest[] = [];
   const runner = {
     run: (request: ScriptRunRequest) => {
@@ -69,7 +72,9 @@ describe("SessionScripts", () => {
   it(`refuses more than ${MAX_CONCURRENT_RUNS} runs at once with SESSION_BUSY`, async () => {
     const { runner } = fakeRunner(() => "until-aborted");
     const scripts = new SessionScripts({ threadId: "thread-1", workspaceRoot: "/ws", minFreeDiskBytes: async () => 0, runner });
-    const runs = Array.from({ length: MAX_CONCURRENT_RUNS }, (_, index) => scripts.run({ runId: `r${index}`, caller: "agent", access: "sandbox", spec }));
+    const runs = Array.from({ length: MAX_CONCURRENT_RUNS }, (_, index) =>
+      scripts.run({ runId: `r${index}`, caller: "agent", access: "sandbox", spec }),
+    );
     await expect(scripts.run({ runId: "one-more", caller: "agent", access: "sandbox", spec })).rejects.toMatchObject({ code: "SESSION_BUSY" });
     await scripts.close(new PedelecError("DENO_CANCELLED", "ended"));
     expect((await Promise.all(runs)).map((run) => run.termination)).toEqual(Array(MAX_CONCURRENT_RUNS).fill("cancelled"));
@@ -104,10 +109,19 @@ describe("SessionScripts", () => {
 
     it("refuses a run on a disk already below the floor before the runner is asked, with the figures in the details", async () => {
       const { runner, requests } = fakeRunner(() => result({}));
-      const scripts = new SessionScripts({ threadId: "thread-1", workspaceRoot: "/ws", minFreeDiskBytes: async () => GIB, freeBytesOf: async () => GIB - 1, runner });
+      const scripts = new SessionScripts({
+        threadId: "thread-1",
+        workspaceRoot: "/ws",
+        minFreeDiskBytes: async () => GIB,
+        freeBytesOf: async () => GIB - 1,
+        runner,
+      });
       for (const caller of ["page", "agent"] as const) {
         const error = await scripts.run({ runId: `r-${caller}`, caller, access: "sandbox", spec }).catch((caught: unknown) => caught);
-        expect(error).toMatchObject({ code: "DISK_SPACE_LOW", details: { limit: GIB, free: GIB - 1, requested: 0, setting: "limits.minFreeDiskBytes" } });
+        expect(error).toMatchObject({
+          code: "DISK_SPACE_LOW",
+          details: { limit: GIB, free: GIB - 1, requested: 0, setting: "limits.minFreeDiskBytes" },
+        });
       }
       expect(requests).toHaveLength(0);
       expect(scripts.active).toBe(0);
@@ -136,10 +150,25 @@ describe("SessionScripts", () => {
     it("leaves a run alone while the disk stays above the floor, and checks nothing with a floor of 0", async () => {
       const looked: string[] = [];
       const { runner } = fakeRunner(() => result({ stdout: "done" }));
-      const watched = new SessionScripts({ threadId: "t", workspaceRoot: "/ws", minFreeDiskBytes: async () => GIB, freeBytesOf: async (path) => (looked.push(path), 2 * GIB), runner });
+      const watched = new SessionScripts({
+        threadId: "t",
+        workspaceRoot: "/ws",
+        minFreeDiskBytes: async () => GIB,
+        freeBytesOf: async (path) => {
+          looked.push(path);
+          return 2 * GIB;
+        },
+        runner,
+      });
       await expect(watched.run({ runId: "r1", caller: "page", access: "sandbox", spec })).resolves.toMatchObject({ stdout: "done" });
       expect(looked).toEqual(["/ws"]);
-      const unwatched = new SessionScripts({ threadId: "t", workspaceRoot: "/ws", minFreeDiskBytes: async () => 0, freeBytesOf: async () => 0, runner });
+      const unwatched = new SessionScripts({
+        threadId: "t",
+        workspaceRoot: "/ws",
+        minFreeDiskBytes: async () => 0,
+        freeBytesOf: async () => 0,
+        runner,
+      });
       await expect(unwatched.run({ runId: "r2", caller: "page", access: "sandbox", spec })).resolves.toMatchObject({ stdout: "done" });
     });
   });

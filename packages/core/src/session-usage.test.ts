@@ -234,7 +234,12 @@ describe("a session's token usage across Core restarts", () => {
   });
 
   it("keeps the total of a session whose Core was killed during a turn", async () => {
-    storeSession({ status: "running", activeTurn: { turnId: "turn-7", turnKind: "user" }, usage: { inputTokens: 5_000, outputTokens: 500 }, lastSeq: 12 });
+    storeSession({
+      status: "running",
+      activeTurn: { turnId: "turn-7", turnKind: "user" },
+      usage: { inputTokens: 5_000, outputTokens: 500 },
+      lastSeq: 12,
+    });
     const core = coreWith([{ reads: [[usage({ inputTokens: 100, outputTokens: 1 })]] }]);
     await core.sessions.restore(core.store);
     const failed: SessionEvent | undefined = core.published.find(({ event }) => event.type === "turn-failed")?.event;

@@ -4,7 +4,13 @@ import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, Acc
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { SessionDriver } from "@pedelec/protocol/session-driver";
 import { noTurnRunningError, sessionEndedError, sessionMachineState, type PublishedSessionEvent } from "@pedelec/protocol/session-machine";
-import { reduceSessionUsage, sessionUsageState, sessionUsageTotal, type SessionUsageInput, type SessionUsageState } from "@pedelec/protocol/session-usage";
+import {
+  reduceSessionUsage,
+  sessionUsageState,
+  sessionUsageTotal,
+  type SessionUsageInput,
+  type SessionUsageState,
+} from "@pedelec/protocol/session-usage";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
 import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
 import type { PendingToolCall, SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
@@ -91,7 +97,6 @@ export interface RestoredSessionState {
   /** The tokens the session used before this Core started: the `sessionUsage` of its last stored usage update. */
   usage?: TokenUsage;
 }
-
 
 /** The user text of a prepare turn; the first prompt around it carries the guidance and the tool index. */
 const PREPARE_TEXT =
@@ -264,9 +269,7 @@ export class Session {
     this.#unfollowedTimer = setTimeout(() => {
       this.#unfollowedTimer = undefined;
       if (this.#activeTurn !== turn || isFollowed()) return;
-      turn.controller.abort(
-        new PedelecError("TURN_CANCELLED", `no page has followed session ${this.id} for ${graceMs} ms; the turn was stopped`),
-      );
+      turn.controller.abort(new PedelecError("TURN_CANCELLED", `no page has followed session ${this.id} for ${graceMs} ms; the turn was stopped`));
     }, graceMs);
     this.#unfollowedTimer.unref();
   }
@@ -447,7 +450,9 @@ export class Session {
     }
     this.#activeTurn = null;
     // The status the turn leaves goes first: a page whose sendText() settles on the turn's end then already shows it.
-    this.#driver.apply(outcome.ok ? { type: "turn-ended", turnId: turn.turnId } : { type: "turn-ended", turnId: turn.turnId, error: outcome.error.toWire() });
+    this.#driver.apply(
+      outcome.ok ? { type: "turn-ended", turnId: turn.turnId } : { type: "turn-ended", turnId: turn.turnId, error: outcome.error.toWire() },
+    );
   }
 
   /** One run of the provider for `turn`: continuing `resumeId`, or a new conversation that gets the first prompt. */
@@ -473,7 +478,12 @@ export class Session {
         env,
         signal: turn.controller.signal,
         onProcessStarted: (pid, processTag) => {
-          recordings.push(setup.processLedger.record(pid, processTag).then(() => pid, () => pid));
+          recordings.push(
+            setup.processLedger.record(pid, processTag).then(
+              () => pid,
+              () => pid,
+            ),
+          );
         },
       },
       (event) => this.#onProviderEvent(turn, event),

@@ -21,7 +21,10 @@ it("sets logging.debug to true or false, back to the default when empty, and ref
   await setConfig(file, providers, "logging.debug", "true");
   expect(JSON.parse(await readFile(file, "utf8"))).toMatchObject({ logging: { debug: true } });
   expect((await readConfig(file, providers))["logging.debug"]).toBe(true);
-  await expect(setConfig(file, providers, "logging.debug", "yes")).rejects.toMatchObject({ code: "INVALID_INPUT", message: "logging.debug must be true or false" });
+  await expect(setConfig(file, providers, "logging.debug", "yes")).rejects.toMatchObject({
+    code: "INVALID_INPUT",
+    message: "logging.debug must be true or false",
+  });
   await setConfig(file, providers, "logging.debug", "false");
   expect((await readConfig(file, providers))["logging.debug"]).toBe(false);
   await setConfig(file, providers, "logging.debug", "");
@@ -73,7 +76,10 @@ it("sets each limit, bytes with or without a binary unit, refuses values out of 
     ["limits.minFreeDiskBytes", "-1"],
     ["limits.minFreeDiskBytes", "99999999TiB"],
   ] as const) {
-    await expect(setConfig(file, providers, key, value), `${key} ${value}`).rejects.toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining(key) });
+    await expect(setConfig(file, providers, key, value), `${key} ${value}`).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining(key),
+    });
   }
   expect(await readFile(file, "utf8")).toBe(before);
   await setConfig(file, providers, "limits.assetBytesPerSession", "");

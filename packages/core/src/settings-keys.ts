@@ -56,7 +56,8 @@ export function configValues(settings: Settings, providers: ProviderRegistry): R
   for (const code of PROVIDER_CODES) values[`defaultModels.${code}`] = settings.defaultModels[code] ?? null;
   for (const code of PROVIDER_CODES) {
     const defaults = providers.get(code)?.defaultEffortProfiles();
-    for (const level of EFFORT_LEVELS) values[`effortProfiles.${code}.${level}`] = settings.effortProfiles[code]?.[level] ?? defaults?.[level] ?? null;
+    for (const level of EFFORT_LEVELS)
+      values[`effortProfiles.${code}.${level}`] = settings.effortProfiles[code]?.[level] ?? defaults?.[level] ?? null;
   }
   for (const code of PROVIDER_CODES) values[`providers.${code}.path`] = settings.providers[code]?.path ?? null;
   for (const { key, code, field, setting } of PROVIDER_CONFIG_KEYS) {
@@ -136,7 +137,11 @@ export async function setConfig(settingsFile: string, providers: ProviderRegistr
         return { ...raw, defaultModels: withEntry(raw.defaultModels, code!, value === "" ? undefined : value) };
       case "effortProfiles": {
         // Empty goes back to the provider's default profile for that level.
-        const profiles = withEntry(objectAt(raw, "effortProfiles")[code!], level!, value === "" ? undefined : effortTokens(providers, code!, level!, value));
+        const profiles = withEntry(
+          objectAt(raw, "effortProfiles")[code!],
+          level!,
+          value === "" ? undefined : effortTokens(providers, code!, level!, value),
+        );
         return { ...raw, effortProfiles: withEntry(raw.effortProfiles, code!, Object.keys(profiles).length === 0 ? undefined : profiles) };
       }
       default: {

@@ -57,10 +57,7 @@ export const settingsFileSchema = z.object({
    * user): Core is often started by the browser, whose PATH may not reach the CLI. PEDELEC_PROVIDER_PATH still wins.
    */
   providers: z
-    .partialRecord(
-      providerCodeSchema,
-      z.strictObject({ path: z.string().refine((path) => isAbsolute(path), "must be an absolute path") }),
-    )
+    .partialRecord(providerCodeSchema, z.strictObject({ path: z.string().refine((path) => isAbsolute(path), "must be an absolute path") }))
     .default({}),
   /**
    * Each provider's own section, under its code, as its folder defines it (providers/provider-settings.ts): `ollama`,
@@ -68,7 +65,11 @@ export const settingsFileSchema = z.object({
    */
   ...providerSettingsShape(),
   /** A provider silent this long (outside tool waits) is treated as hung. */
-  providerIdleTimeoutMs: z.number().int().min(1000).default(10 * 60_000),
+  providerIdleTimeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .default(10 * 60_000),
   /**
    * How long a turn waits on the model: the time without progress (text, a message, a command or tool starting or
    * ending) while no command and no page tool call runs. Retry and reconnect notices are not progress, so a dead
@@ -79,7 +80,12 @@ export const settingsFileSchema = z.object({
    * A running turn that no page follows any more (the browser or the native host went away) is stopped after this
    * long, unless a route comes back first (a reconnecting extension resubscribes).
    */
-  unfollowedTurnGraceMs: z.number().int().min(0).max(10 * 60_000).default(3_000),
+  unfollowedTurnGraceMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(10 * 60_000)
+    .default(3_000),
   /**
    * A session nobody used for this many days is ended (reason "expired") and its managed workspace removed. Until then it
    * survives page reloads, browser restarts and Core restarts.
@@ -140,10 +146,7 @@ export function configuredEffortArgv(settings: Settings, provider: ProviderCode,
  * Changes settings.json atomically: the edit is applied to the file's raw JSON (so keys this version does not know
  * survive), checked against the schema, written to a temporary file, flushed, and renamed over the old file.
  */
-export async function updateSettingsFile(
-  settingsFile: string,
-  change: (raw: Record<string, unknown>) => Record<string, unknown>,
-): Promise<Settings> {
+export async function updateSettingsFile(settingsFile: string, change: (raw: Record<string, unknown>) => Record<string, unknown>): Promise<Settings> {
   let raw: Record<string, unknown> = {};
   try {
     const parsed: unknown = JSON.parse(await readFile(settingsFile, "utf8"));

@@ -34,7 +34,11 @@ const accepts = (registry: ToolRegistry, name: string, argsJson: string): boolea
 
 describe("what counts as present", () => {
   it("counts only own properties: a required name every object inherits is still missing from {}", () => {
-    const schema: AnySchema = { type: "object", properties: { constructor: { type: "string" }, toString: { type: "string" } }, required: ["constructor"] };
+    const schema: AnySchema = {
+      type: "object",
+      properties: { constructor: { type: "string" }, toString: { type: "string" } },
+      required: ["constructor"],
+    };
     const registry = new ToolRegistry([tool("inherited", schema)], new ToolArgsValidators());
     expect(accepts(registry, "inherited", "{}")).toBe(false);
     expect(accepts(registry, "inherited", '{"constructor":"x"}')).toBe(true);
@@ -71,7 +75,12 @@ describe("validators shared between sessions", () => {
 
   it("compiles identical schemas once, whatever their key order, and both sessions validate with it", () => {
     const validators = new ToolArgsValidators();
-    const reordered: Schema = { additionalProperties: false, required: ["title"], properties: { title: { minLength: 1, type: "string" } }, type: "object" };
+    const reordered: Schema = {
+      additionalProperties: false,
+      required: ["title"],
+      properties: { title: { minLength: 1, type: "string" } },
+      type: "object",
+    };
     const first = new ToolRegistry([tool("add", titleSchema())], validators);
     const second = new ToolRegistry([tool("add", reordered)], validators);
     expect(first.get("add").validate).toBe(second.get("add").validate);
@@ -133,8 +142,10 @@ describe("validators shared between sessions", () => {
     const recursive: AnySchema = { type: "object", properties: { child: { $ref: "#" } }, additionalProperties: false };
     const registries = [
       new ToolRegistry([tool("tree", recursive)], validators),
-      ...Array.from({ length: 6 }, (_, index) =>
-        new ToolRegistry([tool("n", { type: "object", properties: { n: { type: "integer", maximum: index } }, required: ["n"] })], validators),
+      ...Array.from(
+        { length: 6 },
+        (_, index) =>
+          new ToolRegistry([tool("n", { type: "object", properties: { n: { type: "integer", maximum: index } }, required: ["n"] })], validators),
       ),
     ];
     expect(validators.cachedCount).toBe(3);

@@ -58,7 +58,12 @@ describe("ToolRegistry patterns", () => {
       description: "Patterns from a page",
       argsSchema: {
         type: "object",
-        properties: { s: { type: "string", pattern: "^(a+)+$" }, x: { type: "string", pattern: "^x$" }, y: { type: "string", pattern: "^y$" }, z: { type: "string", pattern: "b" } },
+        properties: {
+          s: { type: "string", pattern: "^(a+)+$" },
+          x: { type: "string", pattern: "^x$" },
+          y: { type: "string", pattern: "^y$" },
+          z: { type: "string", pattern: "b" },
+        },
       },
     },
   ]);
@@ -75,19 +80,26 @@ describe("ToolRegistry patterns", () => {
   it("keeps each pattern apart and searches unanchored, as JSON Schema does", () => {
     expect(patterned.parseArgs("check", '{"x":"x","y":"y","z":"abc"}')).toEqual({ x: "x", y: "y", z: "abc" });
     expect(() => patterned.parseArgs("check", '{"x":"y","y":"x"}')).toThrowError(
-      expect.objectContaining({ message: expect.stringMatching(/\/x must match pattern "\^x\$"; \/y must match pattern "\^y\$"/) as string }) as Error,
+      expect.objectContaining({
+        message: expect.stringMatching(/\/x must match pattern "\^x\$"; \/y must match pattern "\^y\$"/) as string,
+      }) as Error,
     );
   });
 
   it("refuses a value too long to check within the matching budget, as TOOL_ARGS_INVALID", () => {
     expect(() => patterned.parseArgs("check", JSON.stringify({ s: "a".repeat(2_000_000) }))).toThrowError(
-      expect.objectContaining({ code: "TOOL_ARGS_INVALID", message: expect.stringContaining("too long to check against pattern") as string }) as Error,
+      expect.objectContaining({
+        code: "TOOL_ARGS_INVALID",
+        message: expect.stringContaining("too long to check against pattern") as string,
+      }) as Error,
     );
   });
 
   it("refuses a pattern the linear-time engine cannot run, naming the tool", () => {
     const build = () =>
-      new ToolRegistry([{ name: "bad", description: "Bad", argsSchema: { type: "object", properties: { s: { type: "string", pattern: "(a)\\1" } } } }]);
+      new ToolRegistry([
+        { name: "bad", description: "Bad", argsSchema: { type: "object", properties: { s: { type: "string", pattern: "(a)\\1" } } } },
+      ]);
     expect(build).toThrowError(
       expect.objectContaining({
         code: "INVALID_INPUT",
@@ -105,7 +117,9 @@ describe("ToolRegistry argument limits", () => {
     expect(() => open.parseArgs("take", deep)).toThrowError(
       expect.objectContaining({
         code: "TOOL_ARGS_INVALID",
-        message: expect.stringMatching(new RegExp(`^arguments for take are refused: the value at secret_key\\.a\\.a\\..*nests deeper than ${MAX_JSON_DEPTH} levels$`)) as string,
+        message: expect.stringMatching(
+          new RegExp(`^arguments for take are refused: the value at secret_key\\.a\\.a\\..*nests deeper than ${MAX_JSON_DEPTH} levels$`),
+        ) as string,
       }) as Error,
     );
     const fits = `${'{"a":'.repeat(MAX_JSON_DEPTH)}1${"}".repeat(MAX_JSON_DEPTH)}`;

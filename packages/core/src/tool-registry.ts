@@ -71,7 +71,10 @@ export class ToolRegistry {
     }
     const limits = checkJsonLimits(args, JSON_VALUE_LIMITS);
     if (!limits.ok) {
-      throw new PedelecError("TOOL_ARGS_INVALID", `arguments for ${name} are refused: the value at ${describeJsonPath(limits.path)} ${limits.message}`);
+      throw new PedelecError(
+        "TOOL_ARGS_INVALID",
+        `arguments for ${name} are refused: the value at ${describeJsonPath(limits.path)} ${limits.message}`,
+      );
     }
     // Written out again the arguments can outgrow the agent's text (1e20 becomes 21 digits).
     const bytes = Buffer.byteLength(JSON.stringify(args));

@@ -7,16 +7,44 @@ export function isInside(parent: string, child: string): boolean {
 
 /** Folders that hold the operating system: neither they nor anything inside them is ever a workspace. */
 const SYSTEM_TREES = [
-  "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc", "/sys", "/run",
-  "/System", "/Library", "/private/etc", "/Applications",
+  "/etc",
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/boot",
+  "/dev",
+  "/proc",
+  "/sys",
+  "/run",
+  "/System",
+  "/Library",
+  "/private/etc",
+  "/Applications",
 ];
 /**
  * Folders that hold everybody's files: the folder itself is refused, a project inside it is fine (macOS keeps
  * temporary folders under /private/var/folders, for example).
  */
 const SHARED_ROOTS = [
-  "/", "/var", "/home", "/Users", "/root", "/tmp", "/opt", "/srv", "/mnt", "/media", "/private", "/private/var",
-  "/private/tmp", "/Volumes", "/nix",
+  "/",
+  "/var",
+  "/home",
+  "/Users",
+  "/root",
+  "/tmp",
+  "/opt",
+  "/srv",
+  "/mnt",
+  "/media",
+  "/private",
+  "/private/var",
+  "/private/tmp",
+  "/Volumes",
+  "/nix",
 ];
 
 export interface WorkspaceGuardPaths {

@@ -55,7 +55,11 @@ describe(".pedelec-runtime belongs to Pedelec", () => {
   it("repairs damage made from outside, so the assets of a live session list again", async () => {
     const project = join(root, "project");
     await mkdir(project);
-    const workspace = await prepareExplicitWorkspace(project, { pedelecHome: join(root, "home"), workspacesDir: join(root, "home", "workspaces"), userHome: join(root, "user") });
+    const workspace = await prepareExplicitWorkspace(project, {
+      pedelecHome: join(root, "home"),
+      workspacesDir: join(root, "home", "workspaces"),
+      userHome: join(root, "user"),
+    });
     const runtime = join(workspace.path, ".pedelec-runtime");
     await writeFile(join(runtime, "assets", "before.txt"), "x");
     // An agent (outside any sandbox) replaces assets with a file and logs with a link out of the workspace.
@@ -71,7 +75,11 @@ describe(".pedelec-runtime belongs to Pedelec", () => {
     expect(await readFile(join(runtime, movedAside[0]!), "utf8")).toBe("not a folder");
 
     // The next session on the same folder repairs what is left (the logs link) and never writes through it.
-    await prepareExplicitWorkspace(project, { pedelecHome: join(root, "home"), workspacesDir: join(root, "home", "workspaces"), userHome: join(root, "user") });
+    await prepareExplicitWorkspace(project, {
+      pedelecHome: join(root, "home"),
+      workspacesDir: join(root, "home", "workspaces"),
+      userHome: join(root, "user"),
+    });
     expect((await lstat(join(runtime, "logs"))).isDirectory()).toBe(true);
     expect(await readdir(outside)).toEqual([]);
   });

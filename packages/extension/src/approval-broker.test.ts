@@ -25,7 +25,9 @@ function setup(options: Partial<ApprovalBrokerOptions> = {}) {
     now: () => clock.now,
     withdrawGraceMs: 40,
     closeDelayMs: 5,
-    onChange: () => void (changes += 1),
+    onChange: () => {
+      changes += 1;
+    },
     ...options,
   });
   const advance = (milliseconds: number): void => {

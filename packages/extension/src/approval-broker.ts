@@ -113,11 +113,10 @@ export class ApprovalBroker {
     const refused = this.#refusedOrigins.get(key);
     if (refused) {
       return Promise.reject(
-        new PedelecError(
-          "APPROVAL_REJECTED",
-          `the user rejected ${origin}; it may ask again ${describeWait(refused.until, this.#now())}`,
-          { origin, retryAfter: refused.until.toISOString() },
-        ),
+        new PedelecError("APPROVAL_REJECTED", `the user rejected ${origin}; it may ask again ${describeWait(refused.until, this.#now())}`, {
+          origin,
+          retryAfter: refused.until.toISOString(),
+        }),
       );
     }
     const question = this.#questions.get(key) ?? this.#open(key, { kind: "origin", origin });

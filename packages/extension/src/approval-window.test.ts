@@ -8,7 +8,9 @@ const waitOptions = { timeout: 2000, interval: 2 };
 function setup(windows = new FakeWindows()) {
   const window = new SingleApprovalWindow(windows, URL);
   let dismissals = 0;
-  window.onDismissed(() => void (dismissals += 1));
+  window.onDismissed(() => {
+    dismissals += 1;
+  });
   return { windows, window, dismissals: () => dismissals };
 }
 

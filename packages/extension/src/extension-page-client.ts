@@ -1,10 +1,4 @@
-import {
-  approvalsChangedSchema,
-  popupResponseSchema,
-  type ApprovalsSnapshot,
-  type PopupRequest,
-  type PopupResponse,
-} from "./internal-messages.js";
+import { approvalsChangedSchema, popupResponseSchema, type ApprovalsSnapshot, type PopupRequest, type PopupResponse } from "./internal-messages.js";
 import { showStatus } from "./page-elements.js";
 
 /** Sends one internal request to the service worker; every failure comes back as an answer, never a throw. */

@@ -10,7 +10,14 @@ function setup() {
   let clock = 1000;
   const approvedOrigins = new ApprovalStore(storage, { now: () => clock });
   const grants = new FullAccessGrantStore(storage, approvedOrigins, { now: () => clock });
-  return { storage, approvedOrigins, grants, setClock: (value: number) => void (clock = value) };
+  return {
+    storage,
+    approvedOrigins,
+    grants,
+    setClock: (value: number) => {
+      clock = value;
+    },
+  };
 }
 
 describe("FullAccessGrantStore", () => {

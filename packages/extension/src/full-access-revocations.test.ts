@@ -26,8 +26,29 @@ async function setup() {
   const link = new NativeLink({ connect: host.connect, logger });
   const pending = new RevocationStore(storage);
   let changes = 0;
-  const revocations = new FullAccessRevocations({ link, grants, pending, now, logger, onChange: () => void (changes += 1) });
-  return { storage, grants, host, link, pending, revocations, warnings, changes: () => changes, setClock: (value: number) => void (clock = value) };
+  const revocations = new FullAccessRevocations({
+    link,
+    grants,
+    pending,
+    now,
+    logger,
+    onChange: () => {
+      changes += 1;
+    },
+  });
+  return {
+    storage,
+    grants,
+    host,
+    link,
+    pending,
+    revocations,
+    warnings,
+    changes: () => changes,
+    setClock: (value: number) => {
+      clock = value;
+    },
+  };
 }
 
 type Context = Awaited<ReturnType<typeof setup>>;
@@ -44,10 +65,10 @@ function revocationFrames(context: Context, count: number) {
 /** Whether `promise` has settled after the queued work ran; for asserting that something is still waiting. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
   let done = false;
-  promise.then(
-    () => void (done = true),
-    () => void (done = true),
-  );
+  const markDone = (): void => {
+    done = true;
+  };
+  promise.then(markDone, markDone);
   await new Promise((resolve) => setTimeout(resolve, 20));
   return done;
 }

@@ -11,7 +11,8 @@ function setup() {
   return { host, link, status };
 }
 
-const endSession = (link: NativeLink) => link.request("endSession", "https://app.example", { sessionId: "session-aaaa" }).catch((error: unknown) => error);
+const endSession = (link: NativeLink) =>
+  link.request("endSession", "https://app.example", { sessionId: "session-aaaa" }).catch((error: unknown) => error);
 
 describe("NativeLink.status", () => {
   it("is not-connected before anything used the link, and connecting until the host says Core answers", async () => {
@@ -53,7 +54,10 @@ describe("NativeLink.status", () => {
       logger: { warn: () => undefined },
     });
     await expect(endSession(link)).resolves.toMatchObject({ code: "NATIVE_HOST_UNAVAILABLE" });
-    expect(link.status).toMatchObject({ state: "host-missing", error: { details: { lastError: "Access to the specified native messaging host is forbidden." } } });
+    expect(link.status).toMatchObject({
+      state: "host-missing",
+      error: { details: { lastError: "Access to the specified native messaging host is forbidden." } },
+    });
   });
 
   it("reports a probe whose connect throws as a missing host", async () => {
@@ -93,7 +97,10 @@ describe("NativeLink.status", () => {
     host.current.hello("connected");
     host.current.die("Native host has exited.");
     await expect(lost).resolves.toMatchObject({ code: "NATIVE_CONNECTION_CLOSED" });
-    expect(status()).toMatchObject({ state: "disconnected", error: { code: "NATIVE_CONNECTION_CLOSED", details: { lastError: "Native host has exited." } } });
+    expect(status()).toMatchObject({
+      state: "disconnected",
+      error: { code: "NATIVE_CONNECTION_CLOSED", details: { lastError: "Native host has exited." } },
+    });
 
     const again = endSession(link);
     host.current.hello("connected");

@@ -24,9 +24,7 @@ describe("NativeLink", () => {
     expect(link.state).toBe("closed");
     const result = link.request("endSession", "https://app.example", sessionRef);
     expect(link.state).toBe("connecting");
-    expect(host.current.sent).toEqual([
-      { kind: "request", id: "native-1", type: "endSession", origin: "https://app.example", payload: sessionRef },
-    ]);
+    expect(host.current.sent).toEqual([{ kind: "request", id: "native-1", type: "endSession", origin: "https://app.example", payload: sessionRef }]);
     host.current.hello();
     expect(link.state).toBe("open");
     host.current.respond(host.current.sent[0]!, { ended: true });
@@ -88,7 +86,7 @@ describe("NativeLink", () => {
     link.onEvent((envelope) => events.push(envelope));
     const result = link.request("sendText", "https://app.example", { sessionId: "session-aaaa", turnId: "t1", text: "hi" });
     host.current.hello();
-    const big = "x".repeat(5000) + '"quotes" and \\ backslashes';
+    const big = `${"x".repeat(5000)}"quotes" and \\ backslashes`;
     const responseFrames = splitIntoChunks({ kind: "response", id: "native-1", ok: true, result: { big } }, 1024, "c1");
     expect(responseFrames.length).toBeGreaterThan(2);
     for (const frame of responseFrames.reverse()) host.current.emit(JSON.parse(frame));
@@ -201,9 +199,22 @@ describe("NativeLink", () => {
     void link.request("createSession", "https://app.example", { access: "sandbox" });
     void link.request("revokeFullAccess", "https://app.example", { revokedAt: 3000 });
     const [full, sandbox, revocation] = host.current.sent;
-    expect(full).toEqual({ kind: "request", id: "native-1", type: "createSession", origin: "https://app.example", payload: { access: "full" }, fullAccessClaim: claim });
+    expect(full).toEqual({
+      kind: "request",
+      id: "native-1",
+      type: "createSession",
+      origin: "https://app.example",
+      payload: { access: "full" },
+      fullAccessClaim: claim,
+    });
     expect(sandbox).not.toHaveProperty("fullAccessClaim");
-    expect(revocation).toEqual({ kind: "request", id: "native-3", type: "revokeFullAccess", origin: "https://app.example", payload: { revokedAt: 3000 } });
+    expect(revocation).toEqual({
+      kind: "request",
+      id: "native-3",
+      type: "revokeFullAccess",
+      origin: "https://app.example",
+      payload: { revokedAt: 3000 },
+    });
     // Each frame is one the native host accepts.
     for (const frame of host.current.sent) expect(extensionToHostMessageSchema.safeParse(frame).success).toBe(true);
   });

@@ -98,7 +98,9 @@ export class NativeLink {
     if (state === undefined) {
       const failure = this.#lastFailure;
       if (failure === undefined) return { state: "not-connected" };
-      return failure.code === "NATIVE_HOST_UNAVAILABLE" ? { state: "host-missing", error: failure.toWire() } : { state: "disconnected", error: failure.toWire() };
+      return failure.code === "NATIVE_HOST_UNAVAILABLE"
+        ? { state: "host-missing", error: failure.toWire() }
+        : { state: "disconnected", error: failure.toWire() };
     }
     const { hostSpoke, core, version, coreError } = state.status;
     if (!hostSpoke || version === undefined || core === undefined || core === "connecting") {
@@ -319,7 +321,12 @@ function readHostMessage(raw: unknown): ReadMessage<HostMessage> {
   const parsed = hostToExtensionMessageSchema.safeParse(raw);
   if (!parsed.success || parsed.data.kind === "chunk") {
     const issues = parsed.success ? "a chunk inside a chunk" : parsed.error.issues;
-    return { kind: "malformed", id: responseIdOf(raw), error: new PedelecError("SDK_PROTOCOL_ERROR", "the native host sent a malformed response", issues), raw };
+    return {
+      kind: "malformed",
+      id: responseIdOf(raw),
+      error: new PedelecError("SDK_PROTOCOL_ERROR", "the native host sent a malformed response", issues),
+      raw,
+    };
   }
   const message = parsed.data;
   if (message.kind !== "response") return { kind: "other", message };

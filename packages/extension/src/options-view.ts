@@ -45,7 +45,11 @@ function siteRow(document: Document, origin: string, snapshot: ApprovalsSnapshot
   );
   if (revokedAt !== undefined) {
     title.append(
-      textBlock(document, "revocation", `Full Access revoked at ${formatDateTime(revokedAt)}; Pedelec Desktop has not confirmed it yet (tried again on the next use).`),
+      textBlock(
+        document,
+        "revocation",
+        `Full Access revoked at ${formatDateTime(revokedAt)}; Pedelec Desktop has not confirmed it yet (tried again on the next use).`,
+      ),
     );
   }
   const buttons = [actionButton(document, "revoke-approval", approved ? "Revoke approval" : "Remove")];
@@ -80,11 +84,7 @@ function fullAccessWarning(document: Document, origin: string): HTMLDivElement {
   warning.append(
     textBlock(document, "label", `Give ${origin} Full Access?`),
     textBlock(document, "explain", FULL_ACCESS_WARNING),
-    actionRow(
-      document,
-      actionButton(document, "confirm-full-access", "Grant Full Access"),
-      actionButton(document, "cancel-full-access", "Cancel"),
-    ),
+    actionRow(document, actionButton(document, "confirm-full-access", "Grant Full Access"), actionButton(document, "cancel-full-access", "Cancel")),
   );
   return warning;
 }

@@ -67,7 +67,11 @@ describe("PageGateway: Full Access claims", () => {
     approvedPort.fromPage({ id: "r1", type: "runWorkspaceScript", payload: { ...run, access: "full" } });
     const stranger = context.connect({ origin: "https://stranger.example" });
     stranger.fromPage({ id: "c2", type: "createSession", payload: { access: "full" } });
-    for (const [port, id] of [[approvedPort, "c1"], [approvedPort, "r1"], [stranger, "c2"]] as const) {
+    for (const [port, id] of [
+      [approvedPort, "c1"],
+      [approvedPort, "r1"],
+      [stranger, "c2"],
+    ] as const) {
       expect(await responseOf(port, id)).toMatchObject({ ok: false, error: { code: "FULL_ACCESS_NOT_GRANTED" } });
     }
     expect(stranger.sent.filter((message) => (message as { type?: string }).type === "request-progress")).toEqual([]);

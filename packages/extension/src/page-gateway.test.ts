@@ -531,7 +531,11 @@ describe("PageGateway: native link failures", () => {
       error: { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" },
     });
     expect(interruptions()).toEqual([
-      { type: "session-interrupted", sessionId: "session-aaaa", error: { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" } },
+      {
+        type: "session-interrupted",
+        sessionId: "session-aaaa",
+        error: { code: "CORE_RUNTIME_UNAVAILABLE", message: "the connection to Pedelec Core closed" },
+      },
     ]);
 
     context.host.current.die("Native host has exited.");

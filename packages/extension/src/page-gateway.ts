@@ -101,7 +101,10 @@ export class PageGateway {
     const route = new PageRoute(transport, resolveSenderOrigin(port.sender));
     const mismatch = protocolVersionMismatch({ part: "extension", version: PROTOCOL_VERSION }, { part: "sdk", version: sdkVersion });
     if (mismatch !== undefined) {
-      this.#logger.warn("PROTOCOL_VERSION_MISMATCH", "refused a page whose SDK speaks another protocol version", { origin: route.origin, details: mismatch.details });
+      this.#logger.warn("PROTOCOL_VERSION_MISMATCH", "refused a page whose SDK speaks another protocol version", {
+        origin: route.origin,
+        details: mismatch.details,
+      });
       transport.onMessage((message) => {
         const id = requestIdSchema.safeParse((message as { id?: unknown } | null)?.id);
         if (id.success) route.send(failure(id.data, mismatch));
@@ -239,13 +242,7 @@ export class PageGateway {
     return { installed: true, approved, origin, appConnected, appLaunched: coreLaunched };
   }
 
-  async #openSession(
-    route: PageRoute,
-    id: string,
-    type: "createSession" | "resumeSession",
-    origin: string,
-    payload: unknown,
-  ): Promise<unknown> {
+  async #openSession(route: PageRoute, id: string, type: "createSession" | "resumeSession", origin: string, payload: unknown): Promise<unknown> {
     // A folder is checked before anything is asked: a refused path never opens the approval window.
     const folder = type === "createSession" ? requestedFolder(payload) : undefined;
     // Full Access is granted only in the options page, and only to approved origins: no question can lead to it.
@@ -288,7 +285,10 @@ export class PageGateway {
     for (const route of this.#routes.routesFor(envelope.sessionId)) {
       // Core may replay events a route already has (the extension's resubscribe and a page's resume both ask for them).
       let sent = this.#sentSeq.get(route);
-      if (sent === undefined) this.#sentSeq.set(route, (sent = new Map()));
+      if (sent === undefined) {
+        sent = new Map();
+        this.#sentSeq.set(route, sent);
+      }
       if (envelope.seq <= (sent.get(envelope.sessionId) ?? 0)) continue;
       sent.set(envelope.sessionId, envelope.seq);
       route.send(envelope);

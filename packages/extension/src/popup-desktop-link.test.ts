@@ -94,7 +94,10 @@ describe("the popup's desktop link", () => {
   });
 
   it("says a lost host reconnects on the next request", () => {
-    const lost: DesktopLinkStatus = { state: "disconnected", error: { code: "NATIVE_CONNECTION_CLOSED", message: "the native host connection closed: Native host has exited." } };
+    const lost: DesktopLinkStatus = {
+      state: "disconnected",
+      error: { code: "NATIVE_CONNECTION_CLOSED", message: "the native host connection closed: Native host has exited." },
+    };
     expect(describeDesktopLink(lost, EXTENSION_ID)).toEqual({
       headline: "The native host stopped",
       reason: "the native host connection closed: Native host has exited.",

@@ -26,7 +26,9 @@ function setup(linkCheckTimeoutMs = 2_000) {
   const host = new FakeNativeHost();
   const link = new NativeLink({ connect: host.connect, logger: { warn: () => undefined } });
   let changes = 0;
-  const onChange = () => void (changes += 1);
+  const onChange = () => {
+    changes += 1;
+  };
   const revocations = new FullAccessRevocations({ link, grants, pending: pendingRevocations, now, logger: { warn: () => undefined }, onChange });
   let ids = 0;
   const approvals = new ApprovalBroker({
@@ -156,7 +158,9 @@ describe("popup request handler", () => {
     await approvedOrigins.approve("https://app.example");
     const response = await handle({ type: "grant-full-access", origin: "https://app.example" });
     expect(response).toMatchObject({ ok: true, snapshot: { fullAccess: { "https://app.example": { grantedAt: "2025-01-01T10:00:00.000Z" } } } });
-    expect(storage.values.get(FULL_ACCESS_GRANTS_KEY)).toEqual({ "https://app.example": { grantId: "grant-1-abcdefghijklmnopqrstuv", grantedAt: NOW } });
+    expect(storage.values.get(FULL_ACCESS_GRANTS_KEY)).toEqual({
+      "https://app.example": { grantId: "grant-1-abcdefghijklmnopqrstuv", grantedAt: NOW },
+    });
   });
 
   it("revokes Full Access: stored as pending, sent to Core at once, dropped when Core confirms", async () => {
@@ -214,7 +218,10 @@ describe("popup request handler", () => {
     await approvedOrigins.approve("https://app.example");
     await handle({ type: "grant-full-access", origin: "https://app.example" });
     storage.failWrites = true;
-    expect(await handle({ type: "revoke-full-access", origin: "https://app.example" })).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
+    expect(await handle({ type: "revoke-full-access", origin: "https://app.example" })).toMatchObject({
+      ok: false,
+      error: { code: "STORAGE_ERROR" },
+    });
     expect(await handle({ type: "revoke-origin", origin: "https://app.example" })).toMatchObject({ ok: false, error: { code: "STORAGE_ERROR" } });
     storage.failWrites = false;
     // Nothing half-done: still approved, still granted, and nothing was sent.
@@ -227,7 +234,10 @@ describe("popup request handler", () => {
 
   it("refuses Full Access requests for origins Pedelec does not serve, and unknown fields", async () => {
     const { handle } = setup();
-    expect(await handle({ type: "grant-full-access", origin: "http://evil.example" })).toMatchObject({ ok: false, error: { code: "INVALID_ORIGIN" } });
+    expect(await handle({ type: "grant-full-access", origin: "http://evil.example" })).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_ORIGIN" },
+    });
     expect(await handle({ type: "grant-full-access", origin: "https://app.example", confirmed: true })).toMatchObject({
       ok: false,
       error: { code: "INVALID_INPUT" },
@@ -258,7 +268,10 @@ describe("desktop link requests", () => {
     host.current.die("Specified native messaging host not found.");
     expect(await checking).toMatchObject({
       ok: true,
-      link: { state: "host-missing", error: { code: "NATIVE_HOST_UNAVAILABLE", details: { lastError: "Specified native messaging host not found." } } },
+      link: {
+        state: "host-missing",
+        error: { code: "NATIVE_HOST_UNAVAILABLE", details: { lastError: "Specified native messaging host not found." } },
+      },
     });
   });
 

@@ -59,7 +59,11 @@ describe("the extension's side of the protocol version handshake", () => {
     function linkTo(host: FakeNativeHost) {
       let ids = 0;
       const warnings: string[] = [];
-      const link = new NativeLink({ connect: host.connect, createRequestId: () => `native-${++ids}`, logger: { warn: (code) => warnings.push(code) } });
+      const link = new NativeLink({
+        connect: host.connect,
+        createRequestId: () => `native-${++ids}`,
+        logger: { warn: (code) => warnings.push(code) },
+      });
       return { link, warnings };
     }
 

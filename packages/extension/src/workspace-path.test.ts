@@ -25,12 +25,28 @@ describe("normalizeWorkspacePath", () => {
     expect(() => normalizeWorkspacePath(path)).toThrow(expect.objectContaining({ code: "WORKSPACE_PATH_INVALID" }));
   });
 
-  it.each(["/", "//", "/etc", "/etc/", "/usr", "/bin", "/sbin", "/lib", "/var", "/proc", "/sys", "/dev", "/boot", "/proc/self/cwd", "/dev/shm", "/sys/kernel"])(
-    "refuses the system folder %s",
-    (path) => {
-      expect(() => normalizeWorkspacePath(path)).toThrow(expect.objectContaining({ code: "WORKSPACE_PATH_INVALID", message: expect.stringContaining("system folder") }));
-    },
-  );
+  it.each([
+    "/",
+    "//",
+    "/etc",
+    "/etc/",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/var",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
+    "/proc/self/cwd",
+    "/dev/shm",
+    "/sys/kernel",
+  ])("refuses the system folder %s", (path) => {
+    expect(() => normalizeWorkspacePath(path)).toThrow(
+      expect.objectContaining({ code: "WORKSPACE_PATH_INVALID", message: expect.stringContaining("system folder") }),
+    );
+  });
 
   it("accepts folders below the other system folders, which the user is asked about", () => {
     expect(normalizeWorkspacePath("/var/www/site")).toBe("/var/www/site");

@@ -11,6 +11,7 @@ const PSEUDO_FILE_SYSTEMS = ["/proc/", "/sys/", "/dev/"] as const;
 
 // Control characters, and the Unicode marks that reorder text on screen: the user must read the folder exactly as
 // it is before allowing it, so a name that renders differently from what it is gets refused.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern exists to find control characters
 const UNREADABLE_CHARACTERS = /[\u0000-\u001f\u007f\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 /**

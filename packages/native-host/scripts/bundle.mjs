@@ -45,7 +45,8 @@ async function rehearse(program) {
   try {
     host.stdin.write(nativeFrame({ kind: "request", id: "rehearsal", type: "listProviders", origin: "http://127.0.0.1:5173", payload: {} }));
     const timedOut = delay(REHEARSAL_DEADLINE_MS, undefined, { ref: false }).then(() => "timed out");
-    if ((await Promise.race([requestForwarded, timedOut])) === "timed out") throw new Error(`the host forwarded nothing in its rehearsal:\n${output}`);
+    if ((await Promise.race([requestForwarded, timedOut])) === "timed out")
+      throw new Error(`the host forwarded nothing in its rehearsal:\n${output}`);
     host.stdin.end();
     const [code] = await Promise.race([exited, timedOut.then(() => ["a timeout"])]);
     if (code !== 0) throw new Error(`the host's rehearsal ended with ${code}:\n${output}`);

@@ -23,7 +23,13 @@ afterEach(async () => {
 /** Stops the Core the host launched in `home`, if it launched one, and waits until it has exited. */
 async function stopCoreOf(home: string): Promise<void> {
   // The host opens Core's output file before it starts Core; Core then takes its lock, which names it.
-  if (!(await access(join(home, "logs", CORE_OUTPUT_FILE)).then(() => true, () => false))) return;
+  if (
+    !(await access(join(home, "logs", CORE_OUTPUT_FILE)).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   const lockedBy = async (): Promise<number> => Number.parseInt(await readFile(join(home, "run", "core.lock"), "utf8").catch(() => ""), 10);
   const lockDeadline = performance.now() + 10_000;
   let pid = await lockedBy();
@@ -77,12 +83,18 @@ describe("pedelec-native-host entry", () => {
   });
 
   it("runs as a host when started the way Chrome starts it: only Native Messaging frames on stdout, exit when stdin closes", async () => {
-    for (const args of [["chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/"], ["chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/", "--parent-window=0"]]) {
+    for (const args of [
+      ["chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/"],
+      ["chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/", "--parent-window=0"],
+    ]) {
       const host = await runEntry(args, "open-then-closed");
       expect(host.code, args.join(" ")).toBe(0);
       // The first frame: a 4-byte little-endian length, then the host's status as JSON.
       const length = host.stdout.readUInt32LE(0);
-      expect(JSON.parse(host.stdout.subarray(4, 4 + length).toString("utf8")), args.join(" ")).toMatchObject({ kind: "host-status", version: CORE_VERSION });
+      expect(JSON.parse(host.stdout.subarray(4, 4 + length).toString("utf8")), args.join(" ")).toMatchObject({
+        kind: "host-status",
+        version: CORE_VERSION,
+      });
     }
   });
 });

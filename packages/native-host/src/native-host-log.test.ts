@@ -54,7 +54,10 @@ it("writes native-host.log in the keys its readers use, whether the host exits b
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   for (const host of [quick, slow]) {
     const own = lines.filter((line) => line.pid === host.pid);
-    expect(own.map((line) => line.message), JSON.stringify(own)).toEqual(["native host started", "stdin closed; exiting"]);
+    expect(
+      own.map((line) => line.message),
+      JSON.stringify(own),
+    ).toEqual(["native host started", "stdin closed; exiting"]);
     expect(own[0]).toMatchObject({ level: "info", caller: "chrome-extension://jipdjobnmfeagcdooiopbbkmbpgbkdhe/" });
     for (const line of own) expect(line.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   }

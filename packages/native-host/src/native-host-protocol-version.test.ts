@@ -26,7 +26,9 @@ afterEach(async () => {
 async function startCoreSpeaking(coreVersion: string): Promise<void> {
   const socketPath = locateCore({ PEDELEC_HOME: home }).socketPath;
   await mkdir(dirname(socketPath), { recursive: true });
-  fake = await startFakeCoreSocket(socketPath, (request) => (request.type === "hello" ? { ok: true, result: { protocolVersion: coreVersion } } : undefined));
+  fake = await startFakeCoreSocket(socketPath, (request) =>
+    request.type === "hello" ? { ok: true, result: { protocolVersion: coreVersion } } : undefined,
+  );
 }
 
 async function waitFor(match: (message: HostToExtensionMessage) => boolean, timeoutMs = 5_000): Promise<HostToExtensionMessage> {

@@ -8,7 +8,12 @@ import { startCore, type RunningCore } from "@pedelec/core/core-daemon";
 import { CoreConnection } from "@pedelec/core-client/core-client";
 import { encodeFrame, FrameDecoder } from "@pedelec/protocol/frame-codec";
 import { ChunkAssembler, splittingTransport } from "@pedelec/protocol/chunking";
-import { hostToExtensionMessageSchema, MAX_NATIVE_MESSAGE_BYTES, NATIVE_CHUNK_BYTES, type HostToExtensionMessage } from "@pedelec/protocol/native-wire";
+import {
+  hostToExtensionMessageSchema,
+  MAX_NATIVE_MESSAGE_BYTES,
+  NATIVE_CHUNK_BYTES,
+  type HostToExtensionMessage,
+} from "@pedelec/protocol/native-wire";
 import { NativeHost } from "./native-host.js";
 import { NativeMessagingStdio } from "./native-messaging-stdio.js";
 
@@ -189,7 +194,10 @@ describe("NativeMessagingStdio", () => {
     const output = new PassThrough();
     const incoming: unknown[] = [];
     let chunkIds = 0;
-    const stdio = splittingTransport(new NativeMessagingStdio(input, output), { maxBytes: NATIVE_CHUNK_BYTES, createChunkId: () => `c${++chunkIds}` });
+    const stdio = splittingTransport(new NativeMessagingStdio(input, output), {
+      maxBytes: NATIVE_CHUNK_BYTES,
+      createChunkId: () => `c${++chunkIds}`,
+    });
     stdio.onMessage((message) => incoming.push(message));
     input.write(encodeFrame({ kind: "request", id: "a", type: "ping", payload: {} }, 1024));
     await new Promise((resolve) => setImmediate(resolve));
@@ -284,7 +292,6 @@ describe("NativeMessagingStdio reading large messages", () => {
     // Linear is about 15; copying everything held on each piece made 60 MiB take half a minute.
     expect(large / Math.max(small, 1)).toBeLessThan(40);
   });
-
 });
 
 describe("Full Access admissions", () => {
@@ -302,7 +309,14 @@ describe("Full Access admissions", () => {
     core = await startCore({ ...env, PEDELEC_HOME: home });
     const { host, waitFor } = hostWith(async () => undefined);
     host.start();
-    host.handleMessage({ kind: "request", id: "with-claim", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession, fullAccessClaim: claim });
+    host.handleMessage({
+      kind: "request",
+      id: "with-claim",
+      type: "createSession",
+      origin: PAGE_ORIGIN,
+      payload: fullSession,
+      fullAccessClaim: claim,
+    });
     host.handleMessage({ kind: "request", id: "without-claim", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession });
     const admitted = await waitFor((message) => message.kind === "response" && message.id === "with-claim");
     expect(admitted).toMatchObject({ ok: false, error: { code: "PROVIDER_UNAVAILABLE" } });
@@ -318,7 +332,14 @@ describe("Full Access admissions", () => {
     // Chrome passes the caller as the first argument; anything else is not an extension.
     const anonymous = hostWith(async () => undefined, 5_000, "--parent-window=0");
     anonymous.host.start();
-    anonymous.host.handleMessage({ kind: "request", id: "anonymous", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession, fullAccessClaim: claim });
+    anonymous.host.handleMessage({
+      kind: "request",
+      id: "anonymous",
+      type: "createSession",
+      origin: PAGE_ORIGIN,
+      payload: fullSession,
+      fullAccessClaim: claim,
+    });
     expect(await anonymous.waitFor((message) => message.kind === "response" && message.id === "anonymous")).toMatchObject({
       ok: false,
       error: { code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("not started by a browser extension") },
@@ -328,7 +349,14 @@ describe("Full Access admissions", () => {
     await rm(join(home, "keys"), { recursive: true, force: true });
     const keyless = hostWith(async () => undefined);
     keyless.host.start();
-    keyless.host.handleMessage({ kind: "request", id: "keyless", type: "createSession", origin: PAGE_ORIGIN, payload: fullSession, fullAccessClaim: claim });
+    keyless.host.handleMessage({
+      kind: "request",
+      id: "keyless",
+      type: "createSession",
+      origin: PAGE_ORIGIN,
+      payload: fullSession,
+      fullAccessClaim: claim,
+    });
     expect(await keyless.waitFor((message) => message.kind === "response" && message.id === "keyless")).toMatchObject({
       ok: false,
       error: { code: "FULL_ACCESS_ATTESTATION_INVALID", message: expect.stringContaining("cannot be read") },

@@ -66,7 +66,11 @@ export class NativeHost {
     if (!parsed.success) {
       const id = (message as { id?: unknown } | null)?.id;
       const summary = summarizeIssues(parsed.error.issues);
-      const error = new PedelecError("INVALID_INPUT", `the extension sent a message that does not match the protocol: ${summary.message}`, summary.details);
+      const error = new PedelecError(
+        "INVALID_INPUT",
+        `the extension sent a message that does not match the protocol: ${summary.message}`,
+        summary.details,
+      );
       this.options.log("rejected an invalid message from the extension", { issues: parsed.error.issues.length }, "warn");
       if (typeof id === "string" && id.length > 0 && id.length <= 128) {
         this.options.sendToExtension({ kind: "response", id, ok: false, error: error.toWire() });
@@ -93,7 +97,10 @@ export class NativeHost {
     if (fullAccessClaim === undefined) return frame;
     const extensionOrigin = this.options.extensionOrigin;
     if (extensionOrigin === undefined || !/^chrome-extension:\/\/[a-p]{32}\/$/.test(extensionOrigin)) {
-      throw new PedelecError("FULL_ACCESS_ATTESTATION_INVALID", "the native host was not started by a browser extension, so it cannot attest Full Access");
+      throw new PedelecError(
+        "FULL_ACCESS_ATTESTATION_INVALID",
+        "the native host was not started by a browser extension, so it cannot attest Full Access",
+      );
     }
     // The key is read per admission so a Core that created it after this host started is still trusted.
     const key = readAttestationKey(this.options.paths.keysDir);

@@ -13,7 +13,8 @@ const record = (fields: Record<string, fc.Arbitrary<unknown>>) =>
   fc.record(fields).map((value) => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== absent)));
 
 /** Mostly the valid choice, now and then one of the broken ones, so both sides of the line are well covered. */
-const mostly = <T,>(valid: fc.Arbitrary<T>, broken: fc.Arbitrary<unknown>) => fc.oneof({ arbitrary: valid, weight: 6 }, { arbitrary: broken, weight: 1 });
+const mostly = <T>(valid: fc.Arbitrary<T>, broken: fc.Arbitrary<unknown>) =>
+  fc.oneof({ arbitrary: valid, weight: 6 }, { arbitrary: broken, weight: 1 });
 
 const wireError = mostly(
   record({
@@ -29,7 +30,10 @@ const wireError = mostly(
 const frame = mostly(
   record({
     kind: mostly(fc.constantFrom("response", "fatal"), fc.constantFrom("event", "run-output", "Response", 1, absent)),
-    id: mostly(fuzzString.filter((id) => id.length >= 1 && id.length <= 128), fc.constantFrom("", "x".repeat(128), "x".repeat(129), 7, null, absent)),
+    id: mostly(
+      fuzzString.filter((id) => id.length >= 1 && id.length <= 128),
+      fc.constantFrom("", "x".repeat(128), "x".repeat(129), 7, null, absent),
+    ),
     ok: mostly(fc.boolean(), fc.constantFrom("true", 1, null, absent)),
     result: mostly(jsonValue, fc.constant(absent)),
     error: wireError,
@@ -69,7 +73,10 @@ describe("readCoreReplyFrame", () => {
 describe("checkToolCallResult", () => {
   it(`accepts exactly what the toolCall result schema accepts (seed ${settings.seed})`, () => {
     const candidates = fc.oneof(
-      record({ result: fc.oneof(jsonValue, deepValue, fc.constant(absent), fc.constant(undefined)), extra: fc.oneof(fc.constant(absent), jsonValue) }),
+      record({
+        result: fc.oneof(jsonValue, deepValue, fc.constant(absent), fc.constant(undefined)),
+        extra: fc.oneof(fc.constant(absent), jsonValue),
+      }),
       jsonValue,
     );
     for (const candidate of fc.sample(candidates, { seed: settings.seed, numRuns: settings.runs })) {

@@ -68,5 +68,7 @@ function isWireError(value: unknown): value is WireError {
 
 /** The error's own fields only, as the schema would keep them. */
 function wireErrorOf(error: WireError): WireError {
-  return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
+  return error.details === undefined
+    ? { code: error.code, message: error.message }
+    : { code: error.code, message: error.message, details: error.details };
 }

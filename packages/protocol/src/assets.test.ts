@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { assetPathProblem, assetPathSchema, printableAssetPath } from "./assets.js";
 import { DISGUISING_ASSET_PATHS } from "./testing/disguising-asset-paths.js";
 
-
 describe("the asset path rule", () => {
   it.each(DISGUISING_ASSET_PATHS)("refuses %s", (_label, path) => {
     expect(assetPathProblem(path)).not.toBeNull();

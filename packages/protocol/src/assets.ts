@@ -29,7 +29,7 @@ export function assetPathProblem(path: string): string | null {
   if (!path.startsWith("/")) return "must start with /";
   if (path.length > MAX_ASSET_PATH_LENGTH) return `must be at most ${MAX_ASSET_PATH_LENGTH} characters`;
   if (path.includes("\\")) return "must use / (no backslash)";
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern exists to find control characters
   if (/[\u0000-\u001f\u007f]/.test(path)) return "must not hold control characters";
   if (DISGUISING_CHARACTER.test(path)) return "must not hold invisible format or bidi control characters (such as U+202E or U+200B)";
   if (path.normalize("NFKC") !== path) return "must not hold look-alike or compatibility characters (such as ／ or ․)";
@@ -49,7 +49,7 @@ export function assetPathProblem(path: string): string | null {
  * written as an escape (`\u202e`), so a refused name cannot disguise the message that refuses it.
  */
 export function printableAssetPath(path: string): string {
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern exists to find control characters
   const hidden = /[\u0000-\u001f\u007f\p{Cf}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
   return JSON.stringify(path).replace(hidden, (character) => {
     const point = character.codePointAt(0)!;

@@ -40,7 +40,9 @@ describe("bounded JSON in the protocol schemas", () => {
     const parsed = toolManifestEntrySchema.safeParse(entry(nestedArgsSchema(1_500)));
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]?.message).toBe(`nests deeper than ${MAX_JSON_DEPTH} levels`);
-    expect(pageRequestSchemas.createSession.payload.safeParse({ skills: { guidance: "", tools: [entry(nestedArgsSchema(1_500))] } }).success).toBe(false);
+    expect(pageRequestSchemas.createSession.payload.safeParse({ skills: { guidance: "", tools: [entry(nestedArgsSchema(1_500))] } }).success).toBe(
+      false,
+    );
   });
 
   it("bounds a whole request payload on the Core socket and the page wire", () => {

@@ -81,7 +81,7 @@ describe("chunking transports", () => {
 
   it("splits what the host sends into frames under the limit and delivers each message whole, in order", async () => {
     const { host, extension, framesSeen } = link(2048);
-    const big = { kind: "event", text: `${"\u0001\"".repeat(2000)}${"😀".repeat(1500)}` };
+    const big = { kind: "event", text: `${'\u0001"'.repeat(2000)}${"😀".repeat(1500)}` };
     const arriving = nextMessages(extension, 3);
     host.send({ kind: "host-status", core: "connected" });
     host.send(big);

@@ -30,9 +30,7 @@ export function splitIntoChunks(message: unknown, maxBytes: number, chunkId: str
     pieces.push(json.slice(offset, offset + length));
     offset += length;
   }
-  return pieces.map((data, index) =>
-    JSON.stringify({ kind: "chunk", chunkId, index, count: pieces.length, data } satisfies ChunkFrame),
-  );
+  return pieces.map((data, index) => JSON.stringify({ kind: "chunk", chunkId, index, count: pieces.length, data } satisfies ChunkFrame));
 }
 
 /** Reassembles chunk frames. Returns the parsed message once the last piece arrives, otherwise undefined. */

@@ -65,7 +65,9 @@ describe("the remedy of every code", () => {
       expect(remedy, provider).toContain(SIGN_IN_COMMANDS[provider]);
     }
     expect(remedyFor("PROVIDER_NOT_AUTHENTICATED", { provider: "codex" })).toBe("Run `codex login` in a terminal, then send your message again.");
-    expect(remedyFor("PROVIDER_NOT_AUTHENTICATED", { provider: "claude" })).toMatch(/^Run `claude auth login` in a terminal \(or start `claude` and sign in\)/);
+    expect(remedyFor("PROVIDER_NOT_AUTHENTICATED", { provider: "claude" })).toMatch(
+      /^Run `claude auth login` in a terminal \(or start `claude` and sign in\)/,
+    );
   });
 
   it("says how to install and sign in to the provider that is not available", () => {
@@ -107,10 +109,17 @@ describe("the remedy of every code", () => {
 
 describe("PedelecError.remedy", () => {
   it("is worked out from the code and details, also for an error read back from the wire", () => {
-    const error = new PedelecError("PROVIDER_NOT_AUTHENTICATED", "cursor-agent is not signed in", { provider: "cursor", fixCommand: "cursor-agent login" });
+    const error = new PedelecError("PROVIDER_NOT_AUTHENTICATED", "cursor-agent is not signed in", {
+      provider: "cursor",
+      fixCommand: "cursor-agent login",
+    });
     expect(error.remedy).toBe(PROVIDER_SIGN_IN_REMEDIES.cursor);
     const wire = error.toWire();
-    expect(wire).toEqual({ code: "PROVIDER_NOT_AUTHENTICATED", message: "cursor-agent is not signed in", details: { provider: "cursor", fixCommand: "cursor-agent login" } });
+    expect(wire).toEqual({
+      code: "PROVIDER_NOT_AUTHENTICATED",
+      message: "cursor-agent is not signed in",
+      details: { provider: "cursor", fixCommand: "cursor-agent login" },
+    });
     expect(PedelecError.fromWire(JSON.parse(JSON.stringify(wire))).remedy).toBe(PROVIDER_SIGN_IN_REMEDIES.cursor);
     expect(PedelecError.from(new Error("boom"), "SESSION_ERROR").remedy).toBe(ERROR_REMEDIES.SESSION_ERROR);
   });
@@ -140,12 +149,15 @@ describe("docs/errors.md", () => {
     // A `|` inside a table cell is written `\|` (Cursor's install command pipes curl into bash).
     const cell = (remedy: string): string => remedy.replaceAll("|", "\\|");
     for (const provider of PROVIDER_CODES) {
-      expect(text, provider).toContain(`| \`${provider}\` | ${cell(PROVIDER_SIGN_IN_REMEDIES[provider])} | ${cell(PROVIDER_INSTALL_REMEDIES[provider])} |`);
+      expect(text, provider).toContain(
+        `| \`${provider}\` | ${cell(PROVIDER_SIGN_IN_REMEDIES[provider])} | ${cell(PROVIDER_INSTALL_REMEDIES[provider])} |`,
+      );
     }
   });
 
   it("is read as the check expects", () => {
-    const sample = "## Core\n\n### `SESSION_BUSY`\n- **What to do:** wait.\n- **Remedy:** Wait for it,\n  then send again.\n\n### `SESSION_ENDED`\n- **Means:** over.\n";
+    const sample =
+      "## Core\n\n### `SESSION_BUSY`\n- **What to do:** wait.\n- **Remedy:** Wait for it,\n  then send again.\n\n### `SESSION_ENDED`\n- **Means:** over.\n";
     expect([...remediesInDoc(sample)]).toEqual([["SESSION_BUSY", "Wait for it, then send again."]]);
   });
 });

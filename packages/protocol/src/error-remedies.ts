@@ -35,8 +35,7 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
     "Run `npx pedelec install` in your Pedelec checkout (it registers the native host with the browser), then reload this page.",
   NATIVE_CONNECTION_CLOSED:
     "The link to Pedelec on this computer broke: your session resumes on the next message. If it keeps happening, run `npx pedelec doctor`.",
-  CORE_RUNTIME_UNAVAILABLE:
-    "Core stopped: your session resumes on the next message. If Core does not come back, run `npx pedelec doctor`.",
+  CORE_RUNTIME_UNAVAILABLE: "Core stopped: your session resumes on the next message. If Core does not come back, run `npx pedelec doctor`.",
   IPC_UNAVAILABLE: "Core is not answering on its socket: your session resumes on the next message. `npx pedelec status` says whether Core runs.",
   MESSAGE_TOO_LARGE: "Send less at once: pass large data as files (`uploadAsset()`, `readAsset()`), not in messages or tool results.",
   // provider / configuration
@@ -55,8 +54,10 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
     "Pick another effort level, or fix the profile with `npx pedelec config set effortProfiles.<provider>.<level> '<JSON array>'`.",
   MODEL_REQUIRED: "Choose a model, or set a default with `npx pedelec config set defaultModels.ollama <model>`.",
   INVALID_INPUT: "Fix the call as the message says; the same input gets the same answer.",
-  OLLAMA_API_KEY_REQUIRED: "Set a key with `npx pedelec config set ollama.apiKey -`, which asks for it (any value, such as `ollama`, for a local Ollama), or in the control panel (`npx pedelec open`).",
-  OLLAMA_AUTH_FAILED: "Set the key the endpoint accepts with `npx pedelec config set ollama.apiKey -`, which asks for it, or in the control panel (`npx pedelec open`).",
+  OLLAMA_API_KEY_REQUIRED:
+    "Set a key with `npx pedelec config set ollama.apiKey -`, which asks for it (any value, such as `ollama`, for a local Ollama), or in the control panel (`npx pedelec open`).",
+  OLLAMA_AUTH_FAILED:
+    "Set the key the endpoint accepts with `npx pedelec config set ollama.apiKey -`, which asks for it, or in the control panel (`npx pedelec open`).",
   OLLAMA_MODEL_NOT_FOUND: "Pick a model the endpoint has, or install it with `ollama pull <model>`.",
   OLLAMA_BASE_URL_INVALID: "Fix the address, e.g. `npx pedelec config set ollama.baseUrl http://127.0.0.1:11434`.",
   OLLAMA_UNAVAILABLE: "Start Ollama (`ollama serve`) or fix `ollama.baseUrl`, then try again.",
@@ -104,15 +105,16 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
   ASSET_UPLOAD_SIZE_MISMATCH: "Upload the file again as it is now.",
   ASSET_UPLOAD_FAILED: "Upload again; if it fails again, check the free disk space.",
   ASSET_LIST_FAILED: "Try again: Core repairs a session's folders that were changed from outside before it lists them.",
-  ASSET_PATH_INVALID: "Use a path such as `/inbox/report.csv`: it starts with `/`, has no empty, `.` or `..` segments, no invisible or bidi control characters, and no name ending in a space or a dot.",
+  ASSET_PATH_INVALID:
+    "Use a path such as `/inbox/report.csv`: it starts with `/`, has no empty, `.` or `..` segments, no invisible or bidi control characters, and no name ending in a space or a dot.",
   ASSET_NOT_FOUND: "Check `listAssets()`; if the agent is to write the file, read it after the turn completes.",
   ASSET_NOT_FILE: "Use a path that names a file, not a folder.",
-  ASSET_READ_TOO_LARGE: "Read it as `\"file\"` and process it in pieces.",
+  ASSET_READ_TOO_LARGE: 'Read it as `"file"` and process it in pieces.',
   ASSET_DOWNLOAD_TICKET_EXPIRED: "Read again: every `readAsset()` gets a fresh ticket.",
   ASSET_DOWNLOAD_UNAUTHORIZED: "Read again with `readAsset()`.",
   ASSET_READ_FAILED: "Read again, once the agent has finished writing the file.",
-  ASSET_TEXT_DECODE_FAILED: "Read it as `\"file\"`: it is not UTF-8 text.",
-  ASSET_INVALID_JSON: "Read it as `\"text\"` to see what is there, or ask the agent to fix the file.",
+  ASSET_TEXT_DECODE_FAILED: 'Read it as `"file"`: it is not UTF-8 text.',
+  ASSET_INVALID_JSON: 'Read it as `"text"` to see what is there, or ask the agent to fix the file.',
   // script runtime
   DENO_UNAVAILABLE:
     "Install what the message names (`apt-get install -y bubblewrap` on Debian and Ubuntu) or reinstall Pedelec with `npm ci`; `npx pedelec doctor` checks it.",
@@ -121,7 +123,7 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
   DENO_TIMEOUT: "Make the script faster, or run it with a larger timeout.",
   DENO_CANCELLED: "Run the script again if it still matters.",
   DENO_MEMORY_LIMIT: "Process less at once: stream the data, or split the work over several runs.",
-  FULL_ACCESS_NOT_GRANTED: "Use `access: \"sandbox\"`, or grant this site Full Access in the Pedelec extension's options page.",
+  FULL_ACCESS_NOT_GRANTED: 'Use `access: "sandbox"`, or grant this site Full Access in the Pedelec extension\'s options page.',
   FULL_ACCESS_ATTESTATION_INVALID: "Run `npx pedelec install` again, then restart Core with `npx pedelec stop`.",
   FULL_ACCESS_ATTESTATION_EXPIRED: "Try again: every request gets a fresh attestation.",
   FULL_ACCESS_ATTESTATION_REPLAYED: "Try again once; if it happens again, report it.",
@@ -142,9 +144,12 @@ export const PROVIDER_INSTALL_REMEDIES: Readonly<Record<ProviderCode, string>> =
   codex: "Install Codex (`npm install -g @openai/codex`), sign in with `codex login`, then run `npx pedelec install`.",
   claude: "Install Claude Code (`npm install -g @anthropic-ai/claude-code`), sign in with `claude auth login`, then run `npx pedelec install`.",
   opencode: "Install OpenCode (`npm install -g opencode-ai`), sign in with `opencode auth login`, then run `npx pedelec install`.",
-  cursor: "Install the Cursor CLI (`curl https://cursor.com/install -fsS | bash`), sign in with `cursor-agent login`, then run `npx pedelec install`.",
-  antigravity: "Install Google Antigravity (https://antigravity.google), which puts `agy` on PATH, run `agy` once in a terminal to sign in, then run `npx pedelec install`.",
-  ollama: "Start Ollama (`ollama serve`) and set its key with `npx pedelec config set ollama.apiKey -` (it asks for the key); `npx pedelec providers` says what is missing.",
+  cursor:
+    "Install the Cursor CLI (`curl https://cursor.com/install -fsS | bash`), sign in with `cursor-agent login`, then run `npx pedelec install`.",
+  antigravity:
+    "Install Google Antigravity (https://antigravity.google), which puts `agy` on PATH, run `agy` once in a terminal to sign in, then run `npx pedelec install`.",
+  ollama:
+    "Start Ollama (`ollama serve`) and set its key with `npx pedelec config set ollama.apiKey -` (it asks for the key); `npx pedelec providers` says what is missing.",
 };
 
 /**
@@ -159,7 +164,9 @@ export function remedyFor(code: ErrorCode, details?: unknown): string {
       return perProvider(PROVIDER_INSTALL_REMEDIES, details) ?? ERROR_REMEDIES[code];
     case "DEFAULT_PROVIDER_UNAVAILABLE": {
       const install = perProvider(PROVIDER_INSTALL_REMEDIES, details);
-      return install === undefined ? ERROR_REMEDIES[code] : `${install} Or pick another default: \`npx pedelec config set defaultProvider <provider>\`.`;
+      return install === undefined
+        ? ERROR_REMEDIES[code]
+        : `${install} Or pick another default: \`npx pedelec config set defaultProvider <provider>\`.`;
     }
     case "PREPARE_FAILED": {
       // A set-up problem behind the failed warm-up is what the user has to fix.
@@ -172,7 +179,9 @@ export function remedyFor(code: ErrorCode, details?: unknown): string {
     }
     case "PROTOCOL_VERSION_MISMATCH": {
       const part = field(details, "part");
-      return typeof part === "string" && Object.hasOwn(PROTOCOL_UPDATE_REMEDIES, part) ? PROTOCOL_UPDATE_REMEDIES[part as ProtocolPart] : ERROR_REMEDIES[code];
+      return typeof part === "string" && Object.hasOwn(PROTOCOL_UPDATE_REMEDIES, part)
+        ? PROTOCOL_UPDATE_REMEDIES[part as ProtocolPart]
+        : ERROR_REMEDIES[code];
     }
     default:
       return ERROR_REMEDIES[code];

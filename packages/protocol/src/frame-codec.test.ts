@@ -20,9 +20,7 @@ describe("frame codec", () => {
   });
 
   it("refuses to encode a message over the limit with MESSAGE_TOO_LARGE", () => {
-    expect(() => encodeFrame({ text: "x".repeat(100) }, 50)).toThrowError(
-      expect.objectContaining({ code: "MESSAGE_TOO_LARGE" }) as Error,
-    );
+    expect(() => encodeFrame({ text: "x".repeat(100) }, 50)).toThrowError(expect.objectContaining({ code: "MESSAGE_TOO_LARGE" }) as Error);
   });
 
   it("reports an oversized declared length without buffering the body, then stops", () => {

@@ -40,13 +40,13 @@ export function summarizeIssues(issues: readonly IssueLike[]): IssueSummary {
     }),
   );
   const more = issues.length - reported.length;
-  const message =
-    reported.map((issue) => `${issue.path}: ${issue.message}`).join("; ") + (more > 0 ? ` (and ${more} more)` : "");
+  const message = reported.map((issue) => `${issue.path}: ${issue.message}`).join("; ") + (more > 0 ? ` (and ${more} more)` : "");
   return { message: message === "" ? "invalid input" : message, details: { issues: reported, issueCount: issues.length } };
 }
 
 /** Cuts `text` to at most `maxLength` characters (plus an ellipsis), with control characters made visible. */
 export function clipText(text: string, maxLength: number): string {
   const clipped = text.length <= maxLength ? text : `${text.slice(0, maxLength)}…`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern exists to find control characters
   return clipped.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 }

@@ -115,8 +115,7 @@ const MAX_SHOWN_SEGMENTS = 8;
  */
 export function describeJsonPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return "(root)";
-  const shown: (PropertyKey | null)[] =
-    path.length <= MAX_SHOWN_SEGMENTS ? [...path] : [...path.slice(0, 3), null, ...path.slice(path.length - 4)];
+  const shown: (PropertyKey | null)[] = path.length <= MAX_SHOWN_SEGMENTS ? [...path] : [...path.slice(0, 3), null, ...path.slice(path.length - 4)];
   let text = "";
   for (const segment of shown) {
     if (typeof segment === "number") text += `[${segment}]`;
@@ -126,6 +125,7 @@ export function describeJsonPath(path: readonly PropertyKey[]): string {
 }
 
 function clipSegment(segment: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern exists to find control characters
   const printable = segment.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
   return printable.length <= MAX_SEGMENT_LENGTH ? printable : `${printable.slice(0, MAX_SEGMENT_LENGTH)}…`;
 }

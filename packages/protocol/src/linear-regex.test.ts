@@ -116,8 +116,9 @@ describe("findUnsupportedPattern", () => {
     const kept = compiled("^kept$");
     expect(compiled("^kept$")).toBe(kept);
     // Refused (a back-reference), each just under the length limit: together far more than the cache holds.
-    const refusedSources = Array.from({ length: Math.ceil((PATTERN_CACHE_UNITS * 2) / MAX_PATTERN_LENGTH) }, (_, index) =>
-      `(a)\\1${String(index).padStart(MAX_PATTERN_LENGTH - 6, "x")}`,
+    const refusedSources = Array.from(
+      { length: Math.ceil((PATTERN_CACHE_UNITS * 2) / MAX_PATTERN_LENGTH) },
+      (_, index) => `(a)\\1${String(index).padStart(MAX_PATTERN_LENGTH - 6, "x")}`,
     );
     for (const source of refusedSources) expect(refusal(source)).toMatch(/^back-references/);
     expect(compiled("^kept$")).not.toBe(kept);
@@ -146,7 +147,10 @@ describe("linearRegExp (Ajv's regExp engine)", () => {
 
   it("throws INVALID_INPUT naming the pattern and the reason", () => {
     expect(() => linearRegExp("(a)\\1", "u")).toThrowError(
-      expect.objectContaining({ code: "INVALID_INPUT", message: expect.stringMatching(/^pattern "\(a\)\\\\1" is not supported: back-references/) as string }) as Error,
+      expect.objectContaining({
+        code: "INVALID_INPUT",
+        message: expect.stringMatching(/^pattern "\(a\)\\\\1" is not supported: back-references/) as string,
+      }) as Error,
     );
     expect(() => linearRegExp("a", "g")).toThrowError(expect.objectContaining({ code: "INVALID_INPUT" }) as Error);
   });

@@ -79,7 +79,9 @@ type PageAccess = typeof PAGE_ACCESS;
 type PageSessionRequestType = { [T in SessionRequestType]: PageAccess[T] extends false ? never : T }[SessionRequestType];
 /** A payload schema without the fields the extension stamps (what zod's `omit` returns). */
 type WithoutStamped<TSchema, TMask> =
-  TSchema extends z.ZodObject<infer Shape, infer Config> ? z.ZodObject<z.core.util.Flatten<Omit<Shape, Extract<keyof Shape, keyof TMask>>>, Config> : never;
+  TSchema extends z.ZodObject<infer Shape, infer Config>
+    ? z.ZodObject<z.core.util.Flatten<Omit<Shape, Extract<keyof Shape, keyof TMask>>>, Config>
+    : never;
 type PageSessionRequestSchemas = {
   readonly [T in PageSessionRequestType]: PageAccess[T] extends true
     ? SessionSchemas[T]

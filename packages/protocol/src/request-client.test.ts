@@ -16,7 +16,8 @@ type TestMessage =
 
 function readTestMessage(raw: unknown): ReadMessage<TestMessage> {
   const message = raw as Partial<{ id: unknown; ok: unknown; result: unknown; error: { code: string; message: string }; event: unknown }>;
-  if (typeof message === "object" && message !== null && typeof message.event === "string") return { kind: "other", message: { event: message.event } };
+  if (typeof message === "object" && message !== null && typeof message.event === "string")
+    return { kind: "other", message: { event: message.event } };
   const id = typeof message === "object" && message !== null && typeof message.id === "string" ? message.id : undefined;
   if (id !== undefined && message.ok === true && "result" in message) {
     return { kind: "reply", id, message: { id, ok: true, result: message.result }, outcome: { ok: true, result: message.result } };
@@ -195,8 +196,11 @@ describe("RequestClient", () => {
     const { ask, peerReceived, closeCauses } = setup({
       transport: (inner) => {
         const listeners = new Set<(error?: Error) => void>();
-        inner.onClose((error) => listeners.forEach((listener) => listener(error)));
-        breakLink = (error) => listeners.forEach((listener) => listener(error));
+        const closeAll = (error?: Error): void => {
+          for (const listener of listeners) listener(error);
+        };
+        inner.onClose(closeAll);
+        breakLink = closeAll;
         return {
           send: (request) => inner.send(request),
           close: () => inner.close(),
@@ -244,7 +248,11 @@ describe("RequestClient", () => {
 
   it("closes the connection over a reply that fails its check when the hop says so", async () => {
     const { client, peer, ask, peerReceived, closeErrors } = setup({ malformedReply: "close-connection" });
-    const bad = ask("bad", { check: () => { throw new PedelecError("INVALID_INPUT", "wrong shape"); } });
+    const bad = ask("bad", {
+      check: () => {
+        throw new PedelecError("INVALID_INPUT", "wrong shape");
+      },
+    });
     const bystander = ask("bystander");
     const [first] = await peerReceived(2);
     peer.send({ id: first!.id, ok: true, result: {} });
@@ -337,7 +345,14 @@ describe("RequestClient", () => {
     const [clientEnd, peer] = createLinkedTransportPair<unknown, TestRequest>();
     const seen: string[] = [];
     peer.onMessage((request) => seen.push(request.id));
-    const options = { transport: clientEnd, read: readTestMessage, closeError: () => new PedelecError("IPC_UNAVAILABLE", "closed"), abortCode: "SDK_TRANSPORT_ERROR" as const, malformedMessage: "keep-connection" as const, malformedReply: "keep-connection" as const };
+    const options = {
+      transport: clientEnd,
+      read: readTestMessage,
+      closeError: () => new PedelecError("IPC_UNAVAILABLE", "closed"),
+      abortCode: "SDK_TRANSPORT_ERROR" as const,
+      malformedMessage: "keep-connection" as const,
+      malformedReply: "keep-connection" as const,
+    };
     const one = new RequestClient<TestRequest, TestMessage>(options);
     void one.request((id) => ({ id, type: "a" })).catch(() => undefined);
     void one.request((id) => ({ id, type: "b" })).catch(() => undefined);

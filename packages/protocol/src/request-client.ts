@@ -90,10 +90,7 @@ export class RequestClient<Outgoing, Message> {
   constructor(options: RequestClientOptions<Outgoing, Message>) {
     this.#options = options;
     this.#createRequestId = options.createRequestId ?? sequentialRequestIds();
-    this.#stopListening = [
-      options.transport.onMessage((raw) => this.#receive(raw)),
-      options.transport.onClose((error) => this.#shut(error)),
-    ];
+    this.#stopListening = [options.transport.onMessage((raw) => this.#receive(raw)), options.transport.onClose((error) => this.#shut(error))];
   }
 
   get closed(): boolean {

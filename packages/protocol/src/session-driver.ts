@@ -1,13 +1,7 @@
 import { ChatDeltaJoiner, type ChatDeltaPart } from "./chat-delta-joiner.js";
 import type { SessionInfo } from "./requests.js";
 import type { SessionEvent } from "./session-events.js";
-import {
-  stepSession,
-  type SessionMachineInput,
-  type SessionMachineOutcomes,
-  type SessionMachineState,
-  type SessionStep,
-} from "./session-machine.js";
+import { stepSession, type SessionMachineInput, type SessionMachineOutcomes, type SessionMachineState, type SessionStep } from "./session-machine.js";
 import type { UsageUpdate } from "./session-usage.js";
 import { UsageUpdateJoiner } from "./usage-update-joiner.js";
 
@@ -66,7 +60,10 @@ export class SessionDriver<TSealed> {
    * One step of the machine; a refusal is thrown. Its events go out after any delta or usage update waiting, once
    * `beforeEvents` has seen the outcome.
    */
-  apply<I extends SessionMachineInput>(input: I, beforeEvents?: (outcome: SessionMachineOutcomes[I["type"]]) => void): SessionMachineOutcomes[I["type"]] {
+  apply<I extends SessionMachineInput>(
+    input: I,
+    beforeEvents?: (outcome: SessionMachineOutcomes[I["type"]]) => void,
+  ): SessionMachineOutcomes[I["type"]] {
     let step = stepSession(this.#state, input);
     if (step.events.length > 0) {
       // Whatever follows a delta or a usage update (a completed message, a tool call, the turn's end) must not overtake it.
@@ -110,7 +107,10 @@ export class SessionDriver<TSealed> {
     };
   }
 
-  #take<T extends SessionMachineInput["type"]>(step: SessionStep<T>, beforeEvents?: (outcome: SessionMachineOutcomes[T]) => void): SessionMachineOutcomes[T] {
+  #take<T extends SessionMachineInput["type"]>(
+    step: SessionStep<T>,
+    beforeEvents?: (outcome: SessionMachineOutcomes[T]) => void,
+  ): SessionMachineOutcomes[T] {
     if (step.refusal !== undefined) throw step.refusal;
     const sealed = step.events.map(({ seq, event }) => this.#options.seal(seq, event));
     this.#state = step.state;

@@ -2,13 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SESSION_STATUSES, type SessionStatus } from "./domain.js";
 import type { PendingToolCall, SessionEvent } from "./session-events.js";
-import {
-  sessionMachineState,
-  stepSession,
-  type SessionMachineInput,
-  type SessionMachineState,
-  type SessionStep,
-} from "./session-machine.js";
+import { sessionMachineState, stepSession, type SessionMachineInput, type SessionMachineState, type SessionStep } from "./session-machine.js";
 import { SESSION_STATUS_TRIGGERS, SESSION_TRANSITIONS, isBusySessionStatus, statusAfterLinkLost } from "./session-transitions.js";
 
 const cancelled = { code: "TURN_CANCELLED" as const, message: "the turn was cancelled" };
@@ -108,13 +102,9 @@ describe("the session machine", () => {
   it("prepares only a fresh session whose provider keeps a conversation", () => {
     const fresh = sessionMachineState({ sessionId: "s1" });
     expect(stepSession(fresh, { type: "turn-requested", turnId: "p1", turnKind: "prepare", canPrepare: true }).outcome).toBe("accepted");
-    expect(stepSession(fresh, { type: "turn-requested", turnId: "p1", turnKind: "prepare", canPrepare: false }).outcome).toBe(
-      "nothing-to-prepare",
-    );
+    expect(stepSession(fresh, { type: "turn-requested", turnId: "p1", turnKind: "prepare", canPrepare: false }).outcome).toBe("nothing-to-prepare");
     const used = sessionMachineState({ sessionId: "s1", seq: 7, hadTurn: true });
-    expect(stepSession(used, { type: "turn-requested", turnId: "p1", turnKind: "prepare", canPrepare: true }).outcome).toBe(
-      "nothing-to-prepare",
-    );
+    expect(stepSession(used, { type: "turn-requested", turnId: "p1", turnKind: "prepare", canPrepare: true }).outcome).toBe("nothing-to-prepare");
   });
 
   it("refuses everything but a known turn id once the session is ending", () => {
@@ -144,7 +134,14 @@ describe("the session machine", () => {
       { type: "tool-call-claimed", toolRequestId: "r1", claimant: "tab-a" },
       { type: "tool-call-answered", toolRequestId: "r1", claimant: "tab-a" },
     ]);
-    expect(names).toEqual(["turn-started", "status:running", "tool-call-requested", "status:waiting_tool_result", "tool-call-settled", "status:running"]);
+    expect(names).toEqual([
+      "turn-started",
+      "status:running",
+      "tool-call-requested",
+      "status:waiting_tool_result",
+      "tool-call-settled",
+      "status:running",
+    ]);
     expect(state.toolCalls.waiting).toEqual([]);
   });
 
@@ -161,7 +158,11 @@ describe("the session machine", () => {
   });
 
   it("refuses a late result with the reason the call settled", () => {
-    const timedOut = run([...startTurn(), { type: "tool-call-requested", call: call("r1") }, { type: "tool-call-settled", toolRequestId: "r1", outcome: "timed-out" }]);
+    const timedOut = run([
+      ...startTurn(),
+      { type: "tool-call-requested", call: call("r1") },
+      { type: "tool-call-settled", toolRequestId: "r1", outcome: "timed-out" },
+    ]);
     expect(stepSession(timedOut.state, { type: "tool-call-answered", toolRequestId: "r1" }).refusal?.code).toBe("TOOL_TIMEOUT");
     const unknown = stepSession(timedOut.state, { type: "tool-call-claimed", toolRequestId: "nope", claimant: "tab-a" });
     expect(unknown.refusal?.code).toBe("TOOL_CALL_NOT_PENDING");
@@ -218,31 +219,56 @@ const turnIds = fc.constantFrom("t1", "t2", "t3");
 
 /** Inputs drawn from a few turn ids, claimants and (by index) the tool calls made so far. */
 const inputArbitrary: fc.Arbitrary<InputMaker> = fc.oneof(
-  fc
-    .record({ turnId: turnIds, kind: fc.constantFrom("user" as const, "prepare" as const), canPrepare: fc.boolean() })
-    .map(({ turnId, kind, canPrepare }): InputMaker => () => ({ type: "turn-requested", turnId, turnKind: kind, canPrepare })),
-  turnIds.map((turnId): InputMaker => () => ({ type: "turn-began", turnId })),
-  turnIds.map((turnId): InputMaker => () => ({ type: "turn-stopping", turnId })),
-  fc
-    .record({ turnId: turnIds, error: fc.constantFrom(undefined, cancelled, providerFailed) })
-    .map(({ turnId, error }): InputMaker => () => (error === undefined ? { type: "turn-ended", turnId } : { type: "turn-ended", turnId, error })),
-  turnIds.map((turnId): InputMaker => () => ({ type: "interrupted-turn-failed", turnId, turnKind: "user", error: providerFailed })),
-  turnIds.map((turnId): InputMaker => (_made, next) => ({ type: "tool-call-requested", call: call(next(), turnId) })),
-  fc
-    .record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b") })
-    .map(({ index, claimant }): InputMaker => (made) => ({ type: "tool-call-claimed", toolRequestId: madeCall(made, index), claimant })),
-  fc
-    .record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b", undefined) })
-    .map(({ index, claimant }): InputMaker => (made) => ({ type: "tool-call-answered", toolRequestId: madeCall(made, index), claimant })),
-  fc
-    .record({ index: fc.nat(), outcome: fc.constantFrom("timed-out" as const, "cancelled" as const, "abandoned" as const) })
-    .map(({ index, outcome }): InputMaker => (made) => ({ type: "tool-call-settled", toolRequestId: madeCall(made, index), outcome })),
-  fc
-    .constantFrom("tab-a", "tab-b")
-    .map((gone): InputMaker => () => ({ type: "tool-claims-released", isGone: (claimant: string) => claimant === gone })),
-  fc.constantFrom("cancelled" as const, "abandoned" as const).map((outcome): InputMaker => () => ({ type: "core-lost", outcome })),
+  fc.record({ turnId: turnIds, kind: fc.constantFrom("user" as const, "prepare" as const), canPrepare: fc.boolean() }).map(
+    ({ turnId, kind, canPrepare }): InputMaker =>
+      () => ({ type: "turn-requested", turnId, turnKind: kind, canPrepare }),
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      () => ({ type: "turn-began", turnId }),
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      () => ({ type: "turn-stopping", turnId }),
+  ),
+  fc.record({ turnId: turnIds, error: fc.constantFrom(undefined, cancelled, providerFailed) }).map(
+    ({ turnId, error }): InputMaker =>
+      () =>
+        error === undefined ? { type: "turn-ended", turnId } : { type: "turn-ended", turnId, error },
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      () => ({ type: "interrupted-turn-failed", turnId, turnKind: "user", error: providerFailed }),
+  ),
+  turnIds.map(
+    (turnId): InputMaker =>
+      (_made, next) => ({ type: "tool-call-requested", call: call(next(), turnId) }),
+  ),
+  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b") }).map(
+    ({ index, claimant }): InputMaker =>
+      (made) => ({ type: "tool-call-claimed", toolRequestId: madeCall(made, index), claimant }),
+  ),
+  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b", undefined) }).map(
+    ({ index, claimant }): InputMaker =>
+      (made) => ({ type: "tool-call-answered", toolRequestId: madeCall(made, index), claimant }),
+  ),
+  fc.record({ index: fc.nat(), outcome: fc.constantFrom("timed-out" as const, "cancelled" as const, "abandoned" as const) }).map(
+    ({ index, outcome }): InputMaker =>
+      (made) => ({ type: "tool-call-settled", toolRequestId: madeCall(made, index), outcome }),
+  ),
+  fc.constantFrom("tab-a", "tab-b").map(
+    (gone): InputMaker =>
+      () => ({ type: "tool-claims-released", isGone: (claimant: string) => claimant === gone }),
+  ),
+  fc.constantFrom("cancelled" as const, "abandoned" as const).map(
+    (outcome): InputMaker =>
+      () => ({ type: "core-lost", outcome }),
+  ),
   fc.constant<InputMaker>(() => ({ type: "session-ending" })),
-  fc.constantFrom("requested" as const, "expired" as const).map((reason): InputMaker => () => ({ type: "session-ended", reason })),
+  fc.constantFrom("requested" as const, "expired" as const).map(
+    (reason): InputMaker =>
+      () => ({ type: "session-ended", reason }),
+  ),
   fc.constant<InputMaker>(() => ({ type: "event-published", event: { type: "chat-delta", turnId: "t1", messageId: "m1", delta: "hi" } })),
 );
 

@@ -51,12 +51,7 @@ export interface SessionMachineState {
 }
 
 /** A session's state when it is created, or rebuilt from Core's store (status, last seq, whether a turn ran). */
-export function sessionMachineState(options: {
-  sessionId: string;
-  status?: SessionStatus;
-  seq?: number;
-  hadTurn?: boolean;
-}): SessionMachineState {
+export function sessionMachineState(options: { sessionId: string; status?: SessionStatus; seq?: number; hadTurn?: boolean }): SessionMachineState {
   return {
     sessionId: options.sessionId,
     status: options.status ?? "idle",
@@ -111,11 +106,11 @@ export type ToolCallSettling = "not-pending" | "settled" | "resumed";
 /** What each input answers its shell, besides the events. */
 export interface SessionMachineOutcomes {
   "turn-requested": "accepted" | "started-before" | "nothing-to-prepare";
-  "turn-began": void;
-  "turn-stopping": void;
-  "turn-ended": void;
-  "interrupted-turn-failed": void;
-  "tool-call-requested": void;
+  "turn-began": undefined;
+  "turn-stopping": undefined;
+  "turn-ended": undefined;
+  "interrupted-turn-failed": undefined;
+  "tool-call-requested": undefined;
   "tool-call-claimed": ToolCallClaim;
   "tool-call-answered": ToolCallSettling;
   "tool-call-settled": ToolCallSettling;
@@ -123,8 +118,8 @@ export interface SessionMachineOutcomes {
   "core-lost": { turn: MachineTurn | null; calls: PendingToolCall[] };
   /** False when the session had already ended. */
   "session-ending": boolean;
-  "session-ended": void;
-  "event-published": void;
+  "session-ended": undefined;
+  "event-published": undefined;
 }
 
 /** An event and the seq the machine gave it. */
@@ -261,7 +256,10 @@ function apply(step: Step, input: SessionMachineInput): Answer {
       // The shells end the turn first; one they gave up on ends with the session, and its calls wait no more.
       if (state.activeTurn !== null) {
         const abandoned = state.toolCalls.waiting.map(({ call }) => ({ toolRequestId: call.toolRequestId, outcome: "abandoned" as const }));
-        step.update({ activeTurn: null, toolCalls: { waiting: [], settled: [...state.toolCalls.settled, ...abandoned].slice(-REMEMBERED_SETTLEMENTS) } });
+        step.update({
+          activeTurn: null,
+          toolCalls: { waiting: [], settled: [...state.toolCalls.settled, ...abandoned].slice(-REMEMBERED_SETTLEMENTS) },
+        });
       }
       step.move("session-ended");
       step.emit({ type: "session-ended", reason: input.reason });

@@ -42,11 +42,7 @@ export function addToolCall(ledger: ToolCallLedger, call: PendingToolCall): Tool
 }
 
 /** Exactly one page runs each call: the first claimant gets it, later ones are told another page holds it. */
-export function claimToolCall(
-  ledger: ToolCallLedger,
-  waiting: WaitingToolCall,
-  claimant: string,
-): { ledger: ToolCallLedger; claim: ToolCallClaim } {
+export function claimToolCall(ledger: ToolCallLedger, waiting: WaitingToolCall, claimant: string): { ledger: ToolCallLedger; claim: ToolCallClaim } {
   if (waiting.claimant === claimant) return { ledger, claim: "claimed-before" };
   if (waiting.claimant !== undefined) return { ledger, claim: "held-by-another" };
   return { ledger: replaceWaiting(ledger, waiting, { call: waiting.call, claimant }), claim: "claimed" };

@@ -72,7 +72,11 @@ describe("a session's usage", () => {
       { type: "run-started", turnId: "t1" },
       report("t1", { inputTokens: 800, outputTokens: 40 }),
     ]);
-    expect(updates.at(-1)).toEqual({ turnId: "t1", usage: { inputTokens: 1_300, outputTokens: 41 }, sessionUsage: { inputTokens: 1_300, outputTokens: 41 } });
+    expect(updates.at(-1)).toEqual({
+      turnId: "t1",
+      usage: { inputTokens: 1_300, outputTokens: 41 },
+      sessionUsage: { inputTokens: 1_300, outputTokens: 41 },
+    });
     expect(total).toEqual({ inputTokens: 1_300, outputTokens: 41 });
   });
 
@@ -85,7 +89,10 @@ describe("a session's usage", () => {
   });
 
   it("goes on from a restored total, as a restarted Core does", () => {
-    const { updates } = run([report("t9", { inputTokens: 10, outputTokens: 2 })], sessionUsageState({ inputTokens: 1_000, outputTokens: 200, totalTokens: 1_200 }));
+    const { updates } = run(
+      [report("t9", { inputTokens: 10, outputTokens: 2 })],
+      sessionUsageState({ inputTokens: 1_000, outputTokens: 200, totalTokens: 1_200 }),
+    );
     expect(updates).toEqual([
       { turnId: "t9", usage: { inputTokens: 10, outputTokens: 2 }, sessionUsage: { inputTokens: 1_010, outputTokens: 202, totalTokens: 1_200 } },
     ]);
@@ -97,7 +104,10 @@ describe("a session's usage", () => {
       report("t1", { inputTokens: Number.MAX_SAFE_INTEGER }),
       report("t2", { inputTokens: 7, bogus: 3 } as TokenUsage),
     ]);
-    expect(updates.map((update) => update.sessionUsage)).toEqual([{ inputTokens: Number.MAX_SAFE_INTEGER }, { inputTokens: Number.MAX_SAFE_INTEGER }]);
+    expect(updates.map((update) => update.sessionUsage)).toEqual([
+      { inputTokens: Number.MAX_SAFE_INTEGER },
+      { inputTokens: Number.MAX_SAFE_INTEGER },
+    ]);
     expect(total).toEqual({ inputTokens: Number.MAX_SAFE_INTEGER });
     for (const update of updates) expect(sessionEventSchema.safeParse({ type: "usage-updated", ...update }).success).toBe(true);
     expect(sessionUsageState({ inputTokens: -5, outputTokens: 3 }).settled).toEqual({ outputTokens: 3 });
@@ -105,7 +115,11 @@ describe("a session's usage", () => {
 
   it("adds and raises field by field, keeping only fields either side has", () => {
     expect(addUsage({ inputTokens: 1 }, { outputTokens: 2 })).toEqual({ inputTokens: 1, outputTokens: 2 });
-    expect(highestUsage({ inputTokens: 5, outputTokens: 1 }, { inputTokens: 3, totalTokens: 9 })).toEqual({ inputTokens: 5, outputTokens: 1, totalTokens: 9 });
+    expect(highestUsage({ inputTokens: 5, outputTokens: 1 }, { inputTokens: 3, totalTokens: 9 })).toEqual({
+      inputTokens: 5,
+      outputTokens: 1,
+      totalTokens: 9,
+    });
     expect(addUsage({}, {})).toEqual({});
   });
 });

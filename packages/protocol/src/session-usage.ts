@@ -1,7 +1,12 @@
 import type { TokenUsage } from "./token-usage.js";
 
 /** The counts a usage report may carry, each on its own. */
-export const TOKEN_USAGE_FIELDS = ["inputTokens", "outputTokens", "cachedInputTokens", "totalTokens"] as const satisfies readonly (keyof TokenUsage)[];
+export const TOKEN_USAGE_FIELDS = [
+  "inputTokens",
+  "outputTokens",
+  "cachedInputTokens",
+  "totalTokens",
+] as const satisfies readonly (keyof TokenUsage)[];
 
 /**
  * What a session has used, as Core (and the testing kit's stand-in) keep it. A provider run reports its usage so far,

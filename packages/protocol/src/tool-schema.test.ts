@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { MAX_MANIFEST_SCHEMA_VALUES, skillsManifestSchema, toolArgsSchemaSchema } from "./tool-schema.js";
 
 function manifestWith(argsSchema: unknown, name = "add_todo") {
-  return { guidance: "", tools: [{ name: "list_todos", description: "List", argsSchema: { type: "object" } }, { name, description: "Add", argsSchema }] };
+  return {
+    guidance: "",
+    tools: [
+      { name: "list_todos", description: "List", argsSchema: { type: "object" } },
+      { name, description: "Add", argsSchema },
+    ],
+  };
 }
 
 function issuesOf(manifest: unknown) {
@@ -17,7 +23,9 @@ describe("patterns in a skills manifest", () => {
     expect(issues).toEqual([
       {
         path: ["tools", 1],
-        message: expect.stringMatching(/^tool add_todo: argsSchema\.properties\.title\.pattern "\(a\)\\\\1" is not supported: back-references need a backtracking engine/) as string,
+        message: expect.stringMatching(
+          /^tool add_todo: argsSchema\.properties\.title\.pattern "\(a\)\\\\1" is not supported: back-references need a backtracking engine/,
+        ) as string,
       },
     ]);
   });
@@ -33,13 +41,18 @@ describe("patterns in a skills manifest", () => {
     expect(issuesOf(manifestWith(deep))).toEqual([
       {
         path: ["tools", 1],
-        message: expect.stringMatching(/^tool add_todo: argsSchema\.properties\.target\.oneOf\.1\.properties\.id\.pattern "\^\(\?=x\)" is not supported: look-ahead/) as string,
+        message: expect.stringMatching(
+          /^tool add_todo: argsSchema\.properties\.target\.oneOf\.1\.properties\.id\.pattern "\^\(\?=x\)" is not supported: look-ahead/,
+        ) as string,
       },
     ]);
   });
 
   it("accepts linear patterns, including the catastrophic-backtracking ones a backtracking engine cannot bear", () => {
-    const argsSchema = { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" }, t: { type: "string", pattern: "^[\\u4e00-\\u9fff]+$" } } };
+    const argsSchema = {
+      type: "object",
+      properties: { s: { type: "string", pattern: "^(a+)+$" }, t: { type: "string", pattern: "^[\\u4e00-\\u9fff]+$" } },
+    };
     expect(skillsManifestSchema.safeParse(manifestWith(argsSchema)).success).toBe(true);
   });
 

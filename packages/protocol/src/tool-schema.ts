@@ -7,13 +7,7 @@ import { findUnsupportedPattern } from "./linear-regex.js";
  * The supported subset of JSON Schema for tool arguments. Unknown keywords are rejected so an app learns at
  * createSession that a constraint would not be enforced, instead of finding out from a misbehaving agent.
  */
-export type ArgsSchemaNode =
-  | StringSchemaNode
-  | NumberSchemaNode
-  | BooleanSchemaNode
-  | ArraySchemaNode
-  | ObjectSchemaNode
-  | OneOfSchemaNode;
+export type ArgsSchemaNode = StringSchemaNode | NumberSchemaNode | BooleanSchemaNode | ArraySchemaNode | ObjectSchemaNode | OneOfSchemaNode;
 
 interface SchemaAnnotations {
   description?: string;
@@ -137,7 +131,7 @@ function patternSites(argsSchema: ArgsSchemaNode): PatternSite[] {
     const { node, path } = pending.pop()!;
     const children: { node: ArgsSchemaNode; path: (string | number)[] }[] = [];
     if ("oneOf" in node) {
-      node.oneOf.forEach((option, index) => children.push({ node: option, path: [...path, "oneOf", index] }));
+      for (const [index, option] of node.oneOf.entries()) children.push({ node: option, path: [...path, "oneOf", index] });
     } else if (node.type === "string" && node.pattern !== undefined) {
       sites.push({ path: [...path, "pattern"], pattern: node.pattern });
     } else if (node.type === "array" && node.items !== undefined) {

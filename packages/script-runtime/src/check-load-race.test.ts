@@ -85,7 +85,14 @@ it(`never shows outside content through the runner while the entry is swapped ($
   while (checked < CHECKED_RUNS && attempts < MAX_ATTEMPTS) {
     attempts += 1;
     try {
-      const result = await runner.run({ runId: `race-${attempts}`, threadId: "race", workspaceRoot: ws, access: "sandbox", entry: "main.ts", timeoutMs: 15_000 });
+      const result = await runner.run({
+        runId: `race-${attempts}`,
+        threadId: "race",
+        workspaceRoot: ws,
+        access: "sandbox",
+        entry: "main.ts",
+        timeoutMs: 15_000,
+      });
       checked += 1;
       expect(result.stdout).not.toContain(SECRET);
       expect(result.stderr).not.toContain(SECRET);
@@ -101,7 +108,9 @@ it(`never shows outside content through the runner while the entry is swapped ($
       refused += 1;
     }
   }
-  console.log(`through the runner: ${attempts} attempts, ${refused} refused by the pre-check, ${checked} ran, ${loadedSwapped} of those loaded the swapped module (outside content shown: 0)`);
+  console.log(
+    `through the runner: ${attempts} attempts, ${refused} refused by the pre-check, ${checked} ran, ${loadedSwapped} of those loaded the swapped module (outside content shown: 0)`,
+  );
   await stopWriter();
   expect(checked).toBe(CHECKED_RUNS);
   // The race was really run: some checked runs loaded the swapped module.
@@ -124,13 +133,26 @@ it("leaks outside content with raw Deno under the same pre-check and writer (the
     attempts += 1;
     const entryPath = join(ws, "main.ts");
     try {
-      await checker.check({ denoPath, denoDir: join(privateDir, "deno-dir"), realWorkspace: ws, entryPath, importMapPath, workspaceModulePath: join(privateDir, "none.js"), importMapKey: `attempt-${attempts}` });
+      await checker.check({
+        denoPath,
+        denoDir: join(privateDir, "deno-dir"),
+        realWorkspace: ws,
+        entryPath,
+        importMapPath,
+        workspaceModulePath: join(privateDir, "none.js"),
+        importMapKey: `attempt-${attempts}`,
+      });
     } catch {
       continue;
     }
     checked += 1;
     const stdout = await new Promise<string>((resolve) => {
-      execFile(denoPath, sandboxDenoRunArgs({ realWorkspace: ws, importMapPath, entryPath, args: [], heapMiB: 256 }), { cwd: ws, env: sandboxEnvironment(join(privateDir, "deno-dir")) }, (_error, output) => resolve(output));
+      execFile(
+        denoPath,
+        sandboxDenoRunArgs({ realWorkspace: ws, importMapPath, entryPath, args: [], heapMiB: 256 }),
+        { cwd: ws, env: sandboxEnvironment(join(privateDir, "deno-dir")) },
+        (_error, output) => resolve(output),
+      );
     });
     if (stdout.includes(SECRET)) leaks += 1;
   }

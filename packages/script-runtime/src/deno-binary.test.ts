@@ -19,12 +19,24 @@ describe("locateDeno", () => {
   });
 
   it("names the package to reinstall when it is missing", async () => {
-    const lookup = { platform: "linux" as const, arch: "arm64", resolve: () => { throw new Error("Cannot find module"); } };
-    await expect(locateDenoWith(lookup)).rejects.toMatchObject({ code: "DENO_UNAVAILABLE", message: expect.stringMatching(/@deno\/linux-arm64-glibc is not installed; reinstall/) });
+    const lookup = {
+      platform: "linux" as const,
+      arch: "arm64",
+      resolve: () => {
+        throw new Error("Cannot find module");
+      },
+    };
+    await expect(locateDenoWith(lookup)).rejects.toMatchObject({
+      code: "DENO_UNAVAILABLE",
+      message: expect.stringMatching(/@deno\/linux-arm64-glibc is not installed; reinstall/),
+    });
   });
 
   it("refuses a platform with no pinned build", async () => {
-    await expect(locateDenoWith({ platform: "freebsd", arch: "x64", resolve: () => "/nowhere/package.json" })).rejects.toMatchObject({ code: "DENO_UNAVAILABLE", message: expect.stringContaining("freebsd-x64") });
+    await expect(locateDenoWith({ platform: "freebsd", arch: "x64", resolve: () => "/nowhere/package.json" })).rejects.toMatchObject({
+      code: "DENO_UNAVAILABLE",
+      message: expect.stringContaining("freebsd-x64"),
+    });
   });
 
   it("refuses a binary that is missing or not executable", async () => {
@@ -32,7 +44,10 @@ describe("locateDeno", () => {
     await mkdir(folder);
     await writeFile(join(folder, "package.json"), "{}");
     const lookup = { platform: "darwin" as const, arch: "arm64", resolve: () => join(folder, "package.json") };
-    await expect(locateDenoWith(lookup)).rejects.toMatchObject({ code: "DENO_UNAVAILABLE", message: expect.stringContaining("missing or not executable") });
+    await expect(locateDenoWith(lookup)).rejects.toMatchObject({
+      code: "DENO_UNAVAILABLE",
+      message: expect.stringContaining("missing or not executable"),
+    });
     await writeFile(join(folder, "deno"), "not a program");
     await chmod(join(folder, "deno"), 0o644);
     await expect(locateDenoWith(lookup)).rejects.toMatchObject({ code: "DENO_UNAVAILABLE" });
@@ -45,6 +60,8 @@ describe("locateDeno", () => {
     await mkdir(folder);
     await writeFile(join(folder, "deno.exe"), "");
     await chmod(join(folder, "deno.exe"), 0o755);
-    await expect(locateDenoWith({ platform: "win32", arch: "x64", resolve: () => join(folder, "package.json") })).resolves.toBe(join(folder, "deno.exe"));
+    await expect(locateDenoWith({ platform: "win32", arch: "x64", resolve: () => join(folder, "package.json") })).resolves.toBe(
+      join(folder, "deno.exe"),
+    );
   });
 });

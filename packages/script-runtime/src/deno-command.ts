@@ -79,7 +79,8 @@ export interface BubblewrapInput extends DenoRunInput {
  * a new session without a controlling terminal).
  */
 export function bubblewrapArgs(input: BubblewrapInput): string[] {
-  const innerDeno = isInside(SANDBOX_DENO_PATH, input.realWorkspace) || isInside(input.realWorkspace, SANDBOX_DENO_PATH) ? input.denoPath : SANDBOX_DENO_PATH;
+  const innerDeno =
+    isInside(SANDBOX_DENO_PATH, input.realWorkspace) || isInside(input.realWorkspace, SANDBOX_DENO_PATH) ? input.denoPath : SANDBOX_DENO_PATH;
   const binds: string[] = ["--ro-bind", input.denoPath, innerDeno];
   for (const library of input.libraries) binds.push("--ro-bind", library, library);
   return [

@@ -9,7 +9,8 @@ describe("resolveImportMap", () => {
   let root: string;
   let ws: string;
   const mapPath = () => join(ws, "config", "map.json");
-  const sandbox = (map: unknown) => resolveImportMap({ text: typeof map === "string" ? map : JSON.stringify(map), mapPath: mapPath(), realWorkspace: ws, access: "sandbox" });
+  const sandbox = (map: unknown) =>
+    resolveImportMap({ text: typeof map === "string" ? map : JSON.stringify(map), mapPath: mapPath(), realWorkspace: ws, access: "sandbox" });
   const full = (map: unknown) => resolveImportMap({ text: JSON.stringify(map), mapPath: mapPath(), realWorkspace: ws, access: "full" });
 
   beforeAll(async () => {
@@ -22,16 +23,27 @@ describe("resolveImportMap", () => {
   afterAll(async () => rm(root, { recursive: true, force: true }));
 
   it("resolves relative targets and keys against the map's folder", () => {
-    const map = sandbox({ imports: { lib: "./lib.ts", "utils/": "../vendor/utils/", "./local.ts": "./other.ts", "/abs.ts": "../abs.ts" }, scopes: { "../vendor/": { lib: "../vendor/lib2.ts" } } });
+    const map = sandbox({
+      imports: { lib: "./lib.ts", "utils/": "../vendor/utils/", "./local.ts": "./other.ts", "/abs.ts": "../abs.ts" },
+      scopes: { "../vendor/": { lib: "../vendor/lib2.ts" } },
+    });
     const base = pathToFileURL(ws).href;
     expect(map).toEqual({
-      imports: { lib: `${base}/config/lib.ts`, "utils/": `${base}/vendor/utils/`, [`${base}/config/local.ts`]: `${base}/config/other.ts`, "file:///abs.ts": `${base}/abs.ts` },
+      imports: {
+        lib: `${base}/config/lib.ts`,
+        "utils/": `${base}/vendor/utils/`,
+        [`${base}/config/local.ts`]: `${base}/config/other.ts`,
+        "file:///abs.ts": `${base}/abs.ts`,
+      },
       scopes: { [`${base}/vendor/`]: { lib: `${base}/vendor/lib2.ts` } },
     });
   });
 
   it("adds pedelec:workspace", () => {
-    expect(withWorkspaceModule({ imports: { a: "file:///a.ts" }, scopes: {} }, "file:///private/run/pedelec-workspace.js")).toEqual({ imports: { a: "file:///a.ts", "pedelec:workspace": "file:///private/run/pedelec-workspace.js" }, scopes: {} });
+    expect(withWorkspaceModule({ imports: { a: "file:///a.ts" }, scopes: {} }, "file:///private/run/pedelec-workspace.js")).toEqual({
+      imports: { a: "file:///a.ts", "pedelec:workspace": "file:///private/run/pedelec-workspace.js" },
+      scopes: {},
+    });
   });
 
   it.each([
@@ -65,7 +77,12 @@ describe("resolveImportMap", () => {
   });
 
   it("lets Full Access map anywhere, but keeps the structure rules and reserved keys", () => {
-    expect(full({ imports: { a: "https://example.com/a.ts", b: "npm:left-pad", c: "/etc/x.ts", d: "jsr:@std/path" } }).imports).toEqual({ a: "https://example.com/a.ts", b: "npm:left-pad", c: "file:///etc/x.ts", d: "jsr:@std/path" });
+    expect(full({ imports: { a: "https://example.com/a.ts", b: "npm:left-pad", c: "/etc/x.ts", d: "jsr:@std/path" } }).imports).toEqual({
+      a: "https://example.com/a.ts",
+      b: "npm:left-pad",
+      c: "file:///etc/x.ts",
+      d: "jsr:@std/path",
+    });
     expect(() => full({ imports: { "pedelec:workspace": "./x.ts" } })).toThrow(expect.objectContaining({ code: "DENO_IMPORT_MAP_INVALID" }));
     expect(() => full({ imports: { a: 1 } })).toThrow(expect.objectContaining({ code: "DENO_IMPORT_MAP_INVALID" }));
     expect(() => full({ imports: {}, other: {} })).toThrow(expect.objectContaining({ code: "DENO_IMPORT_MAP_INVALID" }));
@@ -73,6 +90,8 @@ describe("resolveImportMap", () => {
 
   it("refuses a map larger than 1 MiB", async () => {
     await writeFile(join(ws, "big.json"), "");
-    expect(() => sandbox(`{"imports":{"a":"./${"a".repeat(1024 * 1024)}.ts"}}`)).toThrow(expect.objectContaining({ message: expect.stringMatching(/larger than/) }));
+    expect(() => sandbox(`{"imports":{"a":"./${"a".repeat(1024 * 1024)}.ts"}}`)).toThrow(
+      expect.objectContaining({ message: expect.stringMatching(/larger than/) }),
+    );
   });
 });

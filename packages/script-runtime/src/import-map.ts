@@ -78,13 +78,7 @@ export function withWorkspaceModule(map: ResolvedImportMap, moduleUrl: string): 
   return { imports: { ...map.imports, [WORKSPACE_MODULE_SPECIFIER]: moduleUrl }, scopes: map.scopes };
 }
 
-function resolveMappings(
-  value: unknown,
-  where: string,
-  base: URL,
-  source: ImportMapSource,
-  counter: { mappings: number },
-): Record<string, string> {
+function resolveMappings(value: unknown, where: string, base: URL, source: ImportMapSource, counter: { mappings: number }): Record<string, string> {
   if (!isPlainObject(value)) refuse(`${where} must be an object`);
   const resolved: Record<string, string> = {};
   for (const [key, target] of Object.entries(value)) {
@@ -95,19 +89,22 @@ function resolveMappings(
     if (typeof target !== "string") refuse(`${where}[${JSON.stringify(key)}] must be a string`);
     const normalizedKey = isUrlLike(key) ? (parseUrl(key, base)?.href ?? refuse(`the key ${JSON.stringify(key)} is not a valid path`)) : key;
     if (normalizedKey.toLowerCase().startsWith(RESERVED_PREFIX)) refuse(`the key ${JSON.stringify(key)} is reserved for Pedelec`);
-    const targetUrl = (isUrlLike(target) ? parseUrl(target, base) : parseUrl(target)) ??
+    const targetUrl =
+      (isUrlLike(target) ? parseUrl(target, base) : parseUrl(target)) ??
       refuse(`${where}[${JSON.stringify(key)}] → ${JSON.stringify(target)} is not a URL or a relative path`);
     if (key.endsWith("/") && !targetUrl.href.endsWith("/")) {
       refuse(`${where}[${JSON.stringify(key)}] maps a prefix (ending in "/") to a target that does not end in "/"`);
     }
-    if (source.access === "sandbox") checkSandboxTarget(targetUrl, `${where}[${JSON.stringify(key)}] → ${JSON.stringify(target)}`, source.realWorkspace);
+    if (source.access === "sandbox")
+      checkSandboxTarget(targetUrl, `${where}[${JSON.stringify(key)}] → ${JSON.stringify(target)}`, source.realWorkspace);
     resolved[normalizedKey] = targetUrl.href;
   }
   return resolved;
 }
 
 function checkSandboxTarget(target: URL, label: string, realWorkspace: string): void {
-  if (target.protocol !== "file:") refuse(`${label} is not a workspace file (remote, npm:, jsr:, data: and node: targets are not allowed in the sandbox)`);
+  if (target.protocol !== "file:")
+    refuse(`${label} is not a workspace file (remote, npm:, jsr:, data: and node: targets are not allowed in the sandbox)`);
   let path: string;
   try {
     path = fileURLToPath(target);

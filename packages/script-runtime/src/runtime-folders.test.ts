@@ -26,14 +26,20 @@ describe("ensureRuntimeFolders", () => {
 
   it("refuses a .pedelec-runtime symlinked outside, creating nothing at its target", async () => {
     await symlink(outside, join(ws, ".pedelec-runtime"));
-    await expect(ensureRuntimeFolders(ws)).rejects.toMatchObject({ code: "WORKSPACE_PATH_INVALID", message: expect.stringContaining("is a symlink") });
+    await expect(ensureRuntimeFolders(ws)).rejects.toMatchObject({
+      code: "WORKSPACE_PATH_INVALID",
+      message: expect.stringContaining("is a symlink"),
+    });
     expect(await readdir(outside)).toEqual([]);
     expect((await lstat(join(ws, ".pedelec-runtime"))).isSymbolicLink()).toBe(true);
   });
 
   it("refuses a .pedelec-runtime that is a file, and leaves the file alone", async () => {
     await writeFile(join(ws, ".pedelec-runtime"), "mine");
-    await expect(ensureRuntimeFolders(ws)).rejects.toMatchObject({ code: "WORKSPACE_PATH_INVALID", message: expect.stringContaining("not a folder") });
+    await expect(ensureRuntimeFolders(ws)).rejects.toMatchObject({
+      code: "WORKSPACE_PATH_INVALID",
+      message: expect.stringContaining("not a folder"),
+    });
     expect(await readFile(join(ws, ".pedelec-runtime"), "utf8")).toBe("mine");
   });
 

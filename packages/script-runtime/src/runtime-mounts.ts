@@ -32,11 +32,15 @@ export async function openRuntimeMounts(runtimeFolder: string): Promise<RuntimeM
       try {
         handle = await open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
       } catch (error) {
-        throw new PedelecError("WORKSPACE_PATH_INVALID", `${path} is not a folder Pedelec can give the sandbox: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new PedelecError(
+          "WORKSPACE_PATH_INVALID",
+          `${path} is not a folder Pedelec can give the sandbox: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
       handles.push(handle);
       const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
-      if (opened !== path) throw new PedelecError("WORKSPACE_PATH_INVALID", `${path} led elsewhere (${opened ?? "unknown"}) while the run was prepared`);
+      if (opened !== path)
+        throw new PedelecError("WORKSPACE_PATH_INVALID", `${path} led elsewhere (${opened ?? "unknown"}) while the run was prepared`);
     }
   } catch (error) {
     await close();

@@ -29,10 +29,15 @@ describe("detectSandboxWall", () => {
     await chmod(join(folder, "bwrap"), 0o755);
     const wall = await probeSandboxWall({ PATH: folder }, "linux");
     expect(wall.kind).toBe("none");
-    expect(wall.kind === "none" && wall.reason).toMatch(/No permissions to create new namespace.*apt install bubblewrap.*dnf install bubblewrap.*pacman -S bubblewrap/s);
+    expect(wall.kind === "none" && wall.reason).toMatch(
+      /No permissions to create new namespace.*apt install bubblewrap.*dnf install bubblewrap.*pacman -S bubblewrap/s,
+    );
   });
 
   it("says the platform is not supported off Linux", async () => {
-    await expect(probeSandboxWall({ PATH: "/usr/bin" }, "darwin")).resolves.toEqual({ kind: "none", reason: "sandboxed scripts need bubblewrap on Linux; this platform is not supported yet" });
+    await expect(probeSandboxWall({ PATH: "/usr/bin" }, "darwin")).resolves.toEqual({
+      kind: "none",
+      reason: "sandboxed scripts need bubblewrap on Linux; this platform is not supported yet",
+    });
   });
 });

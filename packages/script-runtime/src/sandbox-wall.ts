@@ -67,7 +67,28 @@ async function findBubblewrap(pathVariable: string | undefined): Promise<string 
  * mounts `.pedelec-runtime` (`--ro-bind-fd`, which old bubblewrap lacks); undefined when it worked.
  */
 async function smokeRun(executable: string): Promise<string | undefined> {
-  const args = ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind-fd", "3", "/tmp/descriptor-mount", "--clearenv", "--", executable, "--version"];
+  const args = [
+    "--unshare-all",
+    "--die-with-parent",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    "/tmp",
+    "--ro-bind-fd",
+    "3",
+    "/tmp/descriptor-mount",
+    "--clearenv",
+    "--",
+    executable,
+    "--version",
+  ];
   const folder = await open("/", constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     return await new Promise((resolve) => {

@@ -69,6 +69,9 @@ describe("workspace paths", () => {
   });
 
   it("uses the caller's code for import maps", async () => {
-    await expect(resolveWorkspaceFile(ws, "../x.json", "import map", "DENO_IMPORT_MAP_INVALID")).rejects.toMatchObject({ code: "DENO_IMPORT_MAP_INVALID", message: expect.stringContaining("import map") });
+    await expect(resolveWorkspaceFile(ws, "../x.json", "import map", "DENO_IMPORT_MAP_INVALID")).rejects.toMatchObject({
+      code: "DENO_IMPORT_MAP_INVALID",
+      message: expect.stringContaining("import map"),
+    });
   });
 });

@@ -220,7 +220,10 @@ function wrap(text, width) {
 function measure(metafile, minifiedMetafile, minifiedTexts, packageRoot) {
   // Bytes each bundled package adds to the published modules, readable and minified.
   const packages = new Map();
-  for (const [{ outputs }, key] of [[metafile, "bytes"], [minifiedMetafile, "minifiedBytes"]]) {
+  for (const [{ outputs }, key] of [
+    [metafile, "bytes"],
+    [minifiedMetafile, "minifiedBytes"],
+  ]) {
     for (const output of Object.values(outputs)) {
       for (const [path, input] of Object.entries(output.inputs)) {
         const absolute = resolve(packageRoot, path);
@@ -266,7 +269,7 @@ function thirdPartyNotices(packageRoot, names) {
     const text = licenseFile === undefined ? `License: ${manifest.license}` : readFileSync(join(directory, licenseFile), "utf8").trim();
     return `${name} ${manifest.version} (${manifest.license})\n\n${text}`;
   });
-  const rule = "\n\n" + "-".repeat(78) + "\n\n";
+  const rule = `\n\n${"-".repeat(78)}\n\n`;
   return `${packageName} includes code or type declarations from these packages.${rule}${sections.join(rule)}\n`;
 }
 

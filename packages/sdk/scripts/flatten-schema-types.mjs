@@ -135,7 +135,9 @@ export function checkFlattenedTypes(originalFiles, flattenedFiles, { libraryModu
       if (!isTarget && !isSynthesized) continue;
       // The copy's own name and the synthesized names it uses get a prefix; every other name means the original's.
       const copyName = `${probePrefix}Copy_${name}`;
-      const parameters = statement.typeParameters ? `<${statement.typeParameters.map((parameter) => parameter.getText(flattenedSource)).join(", ")}>` : "";
+      const parameters = statement.typeParameters
+        ? `<${statement.typeParameters.map((parameter) => parameter.getText(flattenedSource)).join(", ")}>`
+        : "";
       lines.push(`type ${copyName}${parameters} = ${renamed(statement.type.getText(flattenedSource))};`);
     }
     for (const alias of plan.aliases) {
@@ -148,11 +150,13 @@ export function checkFlattenedTypes(originalFiles, flattenedFiles, { libraryModu
       const copyName = `${probePrefix}Copy_${flattenedName}`;
       const instances = alias.keys === undefined ? [""] : alias.keys.map((key) => `<${JSON.stringify(key)}>`);
       for (const instance of instances) {
-        lines.push(`type ${probePrefix}Check${checks} = ${probePrefix}Assert<${probePrefix}Equal<${alias.name}${instance}, ${copyName}${instance}>>;`);
+        lines.push(
+          `type ${probePrefix}Check${checks} = ${probePrefix}Assert<${probePrefix}Equal<${alias.name}${instance}, ${copyName}${instance}>>;`,
+        );
         checks += 1;
       }
     }
-    checkFiles.set(fileName, originalFiles.get(fileName) + lines.join("\n") + "\n");
+    checkFiles.set(fileName, `${originalFiles.get(fileName) + lines.join("\n")}\n`);
   }
   // Checked as .ts files: skipLibCheck (which spares zod's and React's declarations) would skip .d.ts ones, assertions
   // included. Their imports of one another ("./chunks/x.js") find the .ts files as they found the .d.ts ones.
@@ -185,7 +189,8 @@ function planFile(program, fileName, libraryModule) {
     if (!ts.isVariableStatement(statement)) continue;
     const typed = statement.declarationList.declarations.filter((declaration) => declaration.type && mentions(declaration.type, new Set()));
     if (typed.length === 0) continue;
-    if (typed.length !== statement.declarationList.declarations.length) throw new Error(`${fileName}: mixed declaration ${statement.getText(sourceFile).slice(0, 80)}`);
+    if (typed.length !== statement.declarationList.declarations.length)
+      throw new Error(`${fileName}: mixed declaration ${statement.getText(sourceFile).slice(0, 80)}`);
     for (const declaration of typed) {
       const name = declaration.name.getText(sourceFile);
       if (exported.has(name)) throw new Error(`${fileName}: "${name}" is public and typed by ${libraryModule}; it cannot be written out`);
@@ -199,13 +204,16 @@ function planFile(program, fileName, libraryModule) {
   // readers could not see the values, and an alias that only renames one written out (`type ProviderCode =
   // ProviderCode$1`, the bundler's name for the protocol's alias), whose readers would see a private name.
   const privateConstants = new Set(
-    sourceFile.statements.flatMap((statement) =>
-      ts.isVariableStatement(statement) ? statement.declarationList.declarations.map((declaration) => declaration.name.getText(sourceFile)) : [],
-    ).filter((name) => !exported.has(name)),
+    sourceFile.statements
+      .flatMap((statement) =>
+        ts.isVariableStatement(statement) ? statement.declarationList.declarations.map((declaration) => declaration.name.getText(sourceFile)) : [],
+      )
+      .filter((name) => !exported.has(name)),
   );
   const targets = new Set();
   for (const statement of sourceFile.statements) {
-    if (ts.isTypeAliasDeclaration(statement) && mentions(statement.type, new Set([...schemaConstants, ...privateConstants]))) targets.add(statement.name.text);
+    if (ts.isTypeAliasDeclaration(statement) && mentions(statement.type, new Set([...schemaConstants, ...privateConstants])))
+      targets.add(statement.name.text);
   }
   for (let grew = true; grew; ) {
     grew = false;
@@ -257,7 +265,9 @@ function planFile(program, fileName, libraryModule) {
     renames,
     libraryReferences: new Map(),
     synthesizedNames: new Set(),
-    takenNames: new Set(sourceFile.statements.flatMap((statement) => (statement.name && ts.isIdentifier(statement.name) ? [statement.name.text] : []))),
+    takenNames: new Set(
+      sourceFile.statements.flatMap((statement) => (statement.name && ts.isIdentifier(statement.name) ? [statement.name.text] : [])),
+    ),
     printed: undefined,
   };
 }
@@ -266,10 +276,10 @@ function probeText(plan) {
   const lines = [""];
   for (const alias of plan.aliases) {
     if (alias.keys === undefined) continue;
-    alias.keys.forEach((key, index) => lines.push(`type ${probePrefix}${alias.name}_${index} = ${alias.name}<${JSON.stringify(key)}>;`));
+    for (const [index, key] of alias.keys.entries()) lines.push(`type ${probePrefix}${alias.name}_${index} = ${alias.name}<${JSON.stringify(key)}>;`);
   }
   for (const [reference, entry] of plan.libraryReferences) lines.push(`type ${entry.probe} = ${reference};`);
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 /** Prints every alias of the plan from the probed program; library references become local names where known. */
@@ -288,7 +298,9 @@ function printPlan(program, fileName, plan) {
   for (const [, entry] of plan.libraryReferences) {
     if (entry.name !== undefined) continue;
     const type = declaredType(entry.probe);
-    const same = targetTypes.find(([, target]) => target === type || (checker.isTypeAssignableTo(target, type) && checker.isTypeAssignableTo(type, target)));
+    const same = targetTypes.find(
+      ([, target]) => target === type || (checker.isTypeAssignableTo(target, type) && checker.isTypeAssignableTo(type, target)),
+    );
     if (same) {
       entry.name = same[0];
     } else {
@@ -385,11 +397,21 @@ function mentionsLibrary(node, libraryNames, schemaConstants, libraryModule) {
   const visit = (current) => {
     if (found) return;
     if (ts.isTypeReferenceNode(current) && libraryNames.has(leftmost(current.typeName))) found = true;
-    else if (ts.isExpressionWithTypeArguments(current) && ts.isIdentifier(leftmostExpression(current.expression)) && libraryNames.has(leftmostExpression(current.expression).text)) found = true;
+    else if (
+      ts.isExpressionWithTypeArguments(current) &&
+      ts.isIdentifier(leftmostExpression(current.expression)) &&
+      libraryNames.has(leftmostExpression(current.expression).text)
+    )
+      found = true;
     else if (ts.isTypeQueryNode(current)) {
       const name = leftmost(current.exprName);
       if (libraryNames.has(name) || schemaConstants.has(name)) found = true;
-    } else if (ts.isImportTypeNode(current) && ts.isLiteralTypeNode(current.argument) && isLibrarySpecifier(current.argument.literal.text, libraryModule)) found = true;
+    } else if (
+      ts.isImportTypeNode(current) &&
+      ts.isLiteralTypeNode(current.argument) &&
+      isLibrarySpecifier(current.argument.literal.text, libraryModule)
+    )
+      found = true;
     if (!found) ts.forEachChild(current, visit);
   };
   visit(node);
@@ -420,7 +442,8 @@ function exportedNames(sourceFile) {
     if (ts.isExportDeclaration(statement) && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
       for (const element of statement.exportClause.elements) names.add((element.propertyName ?? element.name).text);
     } else if (ts.canHaveModifiers(statement) && ts.getModifiers(statement)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword)) {
-      if (ts.isVariableStatement(statement)) for (const declaration of statement.declarationList.declarations) names.add(declaration.name.getText(sourceFile));
+      if (ts.isVariableStatement(statement))
+        for (const declaration of statement.declarationList.declarations) names.add(declaration.name.getText(sourceFile));
       else if (statement.name) names.add(statement.name.text);
     }
   }

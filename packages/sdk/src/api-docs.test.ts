@@ -28,6 +28,7 @@ function runTypedoc(args: string[]): Promise<TypedocRun> {
   return new Promise((resolvePromise) => {
     execFile(process.execPath, [typedoc, "--options", options, ...args], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       // Without colours, the warnings read as plain lines in a failure message.
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the pattern matches the escape character that starts a colour code
       const output = `${stdout}${stderr}`.replace(/\u001b\[[0-9;]*m/g, "");
       resolvePromise({ exitCode: error === null ? 0 : typeof error.code === "number" ? error.code : 1, output });
     });

@@ -77,9 +77,7 @@ describe("the XMLHttpRequest uploader", () => {
     controller.abort();
     await expect(uploading).rejects.toThrow(/aborted/);
     expect(ScriptedXhr.created[0]?.aborted).toBe(true);
-    await expect(xhrUploadBody("http://127.0.0.1:9/transfers/t", new Blob(["x"]), () => undefined, AbortSignal.abort())).rejects.toThrow(
-      /aborted/,
-    );
+    await expect(xhrUploadBody("http://127.0.0.1:9/transfers/t", new Blob(["x"]), () => undefined, AbortSignal.abort())).rejects.toThrow(/aborted/);
     expect(ScriptedXhr.created).toHaveLength(1);
   });
 });

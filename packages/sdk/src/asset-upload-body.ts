@@ -9,12 +9,7 @@ export interface UploadResponse {
  * (as often as the platform reports them). Rejects when no answer arrives: the server is unreachable, the connection
  * broke, or `signal` aborted (the request is then stopped).
  */
-export type UploadBody = (
-  url: string,
-  body: Blob,
-  onProgress: (loadedBytes: number) => void,
-  signal: AbortSignal,
-) => Promise<UploadResponse>;
+export type UploadBody = (url: string, body: Blob, onProgress: (loadedBytes: number) => void, signal: AbortSignal) => Promise<UploadResponse>;
 
 /** XMLHttpRequest where the page has it (fetch reports no upload progress), fetch elsewhere (e.g. in a worker). */
 export function defaultUploadBody(): UploadBody {

@@ -126,7 +126,11 @@ describe("Bridge", () => {
     expect((await pending).code).toBe("SDK_BRIDGE_TIMEOUT");
     const protocolErrors: PedelecError[] = [];
     bridge.onProtocolError((error) => protocolErrors.push(error));
-    extension.send({ id: request.id, ok: true, result: { installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true, appLaunched: false } });
+    extension.send({
+      id: request.id,
+      ok: true,
+      result: { installed: true, approved: true, origin: TEST_ORIGIN, appConnected: true, appLaunched: false },
+    });
     await vi.advanceTimersByTimeAsync(0);
     expect(protocolErrors).toEqual([]);
   });
@@ -215,7 +219,12 @@ describe("Bridge", () => {
     expect((await pending).code).toBe("SDK_PROTOCOL_ERROR");
     extension.send({ type: "event", sessionId: "session-0001", seq: 0, emittedAt: "x", event: { type: "nope" } });
     extension.send("garbage");
-    await vi.waitFor(() => expect(reported).toEqual([["SDK_PROTOCOL_ERROR", "session-0001"], ["SDK_PROTOCOL_ERROR", undefined]]));
+    await vi.waitFor(() =>
+      expect(reported).toEqual([
+        ["SDK_PROTOCOL_ERROR", "session-0001"],
+        ["SDK_PROTOCOL_ERROR", undefined],
+      ]),
+    );
   });
 
   it("hands valid session events to its listeners", async () => {

@@ -10,6 +10,7 @@ import {
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { RequestClient, type ReadMessage } from "@pedelec/protocol/request-client";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
+import type { MessageTransport } from "@pedelec/protocol/transport";
 import { findExtensionRuntime, isAbsentExtensionMessage, openExtensionTransport, type ExtensionRuntime } from "./extension-port.js";
 import { toJsonResult } from "./json-result.js";
 import { ListenerSet } from "./listener-set.js";
@@ -128,12 +129,18 @@ export class Bridge {
 
   #runtime: ExtensionRuntime | undefined;
 
+  /** The page's extension runtime, looked up until found and then kept. */
+  #foundRuntime(): ExtensionRuntime | undefined {
+    this.#runtime ??= findExtensionRuntime();
+    return this.#runtime;
+  }
+
   #connect(): Connection | undefined {
     if (this.#connection !== undefined) return this.#connection;
     // Looked up until found, then kept: a page's `chrome.runtime` does not change, and a client never jumps to another.
-    const runtime = this.#options.runtime ?? (this.#runtime ??= findExtensionRuntime());
+    const runtime = this.#options.runtime ?? this.#foundRuntime();
     if (runtime === undefined) return undefined;
-    let transport;
+    let transport: MessageTransport<unknown, PageRequest>;
     try {
       transport = openExtensionTransport(runtime, this.#options.extensionId);
     } catch {

@@ -1,12 +1,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { checkToolDefinition } from "./tool-schema/page-tools.js";
-import type {
-  JsonSchemaToolDefinition,
-  ToolArgsStandardSchema,
-  ToolDefinition,
-  ToolDefinitionBase,
-  ToolHandlerContext,
-} from "./types.js";
+import type { JsonSchemaToolDefinition, ToolArgsStandardSchema, ToolDefinition, ToolDefinitionBase, ToolHandlerContext } from "./types.js";
 
 /**
  * What `defineTool()` takes for a tool whose arguments are a Standard Schema: the schema's own type is kept, so the

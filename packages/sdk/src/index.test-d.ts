@@ -5,7 +5,7 @@ import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import {
   defineTool,
-  PedelecError,
+  type PedelecError,
   type ApprovalStatus,
   type AssetEntry,
   type AssetReadKind,
@@ -110,9 +110,7 @@ describe("PedelecSession", () => {
     expectTypeOf(session.workspace.managed).toEqualTypeOf<boolean>();
     expectTypeOf(session.getStatus()).toEqualTypeOf<SessionStatus>();
     expectTypeOf(session.sendText("hi")).toEqualTypeOf<Promise<void>>();
-    expectTypeOf(session.onChatDelta((delta: string, context: PedelecEventContext) => void [delta, context])).toEqualTypeOf<
-      () => void
-    >();
+    expectTypeOf(session.onChatDelta((delta: string, context: PedelecEventContext) => void [delta, context])).toEqualTypeOf<() => void>();
     session.onChat((message) => expectTypeOf(message).toEqualTypeOf<{ messageId: string; text: string }>());
     session.onError((error) => expectTypeOf(error).toEqualTypeOf<PedelecError>());
     session.onEnded((context) => expectTypeOf(context.source).toEqualTypeOf<"core" | "sdk">());

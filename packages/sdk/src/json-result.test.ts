@@ -42,6 +42,7 @@ describe("toJsonResult", () => {
     ["a Date", new Date(0), /Date/],
     ["a class instance", new Point(), /Point/],
     ["undefined in an array", [1, undefined], /result\[1\] has type undefined/],
+    // biome-ignore lint/suspicious/noSparseArray: the case under test is a sparse array
     ["a sparse array", [1, , 3], /sparse/],
   ];
   for (const [name, value, reason] of invalid) {

@@ -294,7 +294,10 @@ describe("the npm package", () => {
       expect(paths, subpath).toContain(target.default.slice(2));
       // In the repository the first candidate is tsc's output; the tarball has only the last, the bundled one.
       const candidates = Array.isArray(target.types) ? target.types : [target.types];
-      expect(candidates.filter((candidate) => paths.has(candidate.slice(2))), subpath).toEqual([candidates.at(-1)]);
+      expect(
+        candidates.filter((candidate) => paths.has(candidate.slice(2))),
+        subpath,
+      ).toEqual([candidates.at(-1)]);
       expect(candidates.at(-1), subpath).toMatch(new RegExp(`^\\./${bundleDirectory}/[a-z]+\\.d\\.ts$`));
     }
   });
@@ -305,7 +308,10 @@ describe("the npm package", () => {
       expect(text.includes(repoRoot), `${file.path} names ${repoRoot}`).toBe(false);
       if (!file.path.endsWith(".d.ts")) continue;
       const specifiers = ts.preProcessFile(text, true, true).importedFiles.map((imported) => imported.fileName);
-      expect(specifiers.filter((specifier) => !specifier.startsWith("./") && !specifier.startsWith("../") && specifier !== "react"), file.path).toEqual([]);
+      expect(
+        specifiers.filter((specifier) => !specifier.startsWith("./") && !specifier.startsWith("../") && specifier !== "react"),
+        file.path,
+      ).toEqual([]);
     }
   });
 
@@ -341,7 +347,9 @@ describe("the npm package", () => {
       expect.arrayContaining([...packageEntries.map((entry) => `${bundleDirectory}/${entry.name}.js`), browserBundleFile]),
     );
     const packageImports = packageInputs.flatMap(([, input]) => input.imports.map((entry) => entry.original ?? entry.path));
-    expect(packageImports.filter((specifier) => !specifier.startsWith("./") && !specifier.startsWith("../") && !/^react(\/|$)/.test(specifier))).toEqual([]);
+    expect(
+      packageImports.filter((specifier) => !specifier.startsWith("./") && !specifier.startsWith("../") && !/^react(\/|$)/.test(specifier)),
+    ).toEqual([]);
     expect(result.outputFiles).toHaveLength(1);
     console.log(`the application's browser bundle: ${(result.outputFiles[0]!.contents.byteLength / 1024).toFixed(1)} KiB minified`);
   });

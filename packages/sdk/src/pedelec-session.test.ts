@@ -8,7 +8,6 @@ import type { PedelecEventContext } from "./types.js";
 
 const SESSION_ID = "session-0001";
 
-
 async function openSession() {
   const extension = new FakeExtension().install();
   const session = await new Pedelec().createSession({ provider: "claude" });
@@ -51,14 +50,7 @@ describe("PedelecSession turns", () => {
     extension.emit(SESSION_ID, { type: "status-changed", status: "idle", turnId });
     await expect(sending).resolves.toBeUndefined();
     await vi.waitFor(() => expect(log.at(-1)).toBe("status:idle:core"));
-    expect(log).toEqual([
-      "status:running:core",
-      "delta:Hel",
-      "delta:lo ",
-      "delta:there",
-      "chat:m1:Hello there",
-      "status:idle:core",
-    ]);
+    expect(log).toEqual(["status:running:core", "delta:Hel", "delta:lo ", "delta:there", "chat:m1:Hello there", "status:idle:core"]);
     expect(contexts[0]).toMatchObject({
       sessionId: SESSION_ID,
       provider: "claude",

@@ -6,7 +6,7 @@ import type { Activity, PendingToolCall, SessionEventEnvelope } from "@pedelec/p
 import { highestUsage, TOKEN_USAGE_FIELDS } from "@pedelec/protocol/session-usage";
 import { sessionMirrorState, stepSessionMirror, type SessionMirrorInput, type SessionMirrorState } from "@pedelec/protocol/session-mirror";
 import { abortError, checkSignal } from "./abort.js";
-import type { Bridge } from "./bridge.js";
+import type { Bridge, BridgeAnswer } from "./bridge.js";
 import { ListenerSet, reportCallbackError } from "./listener-set.js";
 import { createOwnTurn, settleOwnTurn, type OwnTurn } from "./own-turn.js";
 import { randomId } from "./random-id.js";
@@ -178,8 +178,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       ledger: init.toolCalls,
       claim: (toolRequestId) => this.#claimToolCall(toolRequestId),
       submit: (toolRequestId, outcome) => this.#submitToolResult(toolRequestId, outcome),
-      reportFailure: (error, call) =>
-        this.#errorListeners.emit(error, this.#sdkContext({ turnId: call.turnId, toolRequestId: call.toolRequestId })),
+      reportFailure: (error, call) => this.#errorListeners.emit(error, this.#sdkContext({ turnId: call.turnId, toolRequestId: call.toolRequestId })),
     });
     this.#unsubscribeBridge = [
       init.bridge.onEvent((envelope) => this.#handleEnvelope(envelope)),
@@ -631,7 +630,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   }
 
   async #reattach(): Promise<void> {
-    let answer;
+    let answer: BridgeAnswer<PageRequestResult<"resumeSession">>;
     try {
       answer = await this.#bridge.request("resumeSession", { sessionId: this.sessionId, afterSeq: this.#lastSeq });
     } catch (error) {
@@ -711,10 +710,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
         return;
       case "chat-completed":
         if (this.#contexts.turnKind(event.turnId) === "prepare") return;
-        this.#chatListeners.emit(
-          { messageId: event.messageId, text: event.text },
-          context({ turnId: event.turnId, messageId: event.messageId }),
-        );
+        this.#chatListeners.emit({ messageId: event.messageId, text: event.text }, context({ turnId: event.turnId, messageId: event.messageId }));
         return;
       case "activity-updated":
         this.#activityListeners.emit(event.activity, context({ turnId: event.turnId }));

@@ -6,7 +6,6 @@ import { Pedelec } from "./pedelec.js";
 import { errorOf } from "./testing/error-of.js";
 import { FakeExtension, NO_REPLY, TEST_ORIGIN, sessionInfo } from "./testing/fake-extension.js";
 
-
 const argsSchema = { type: "object", properties: { title: { type: "string" } }, required: ["title"] } as const;
 
 afterEach(() => {
@@ -56,10 +55,7 @@ describe("Pedelec", () => {
     const extension = new FakeExtension().install();
     new Pedelec();
     new Pedelec({ extensionId: "abcdefghijklmnopabcdefghijklmnop" });
-    expect(extension.connections.map((connection) => connection.extensionId)).toEqual([
-      DEFAULT_EXTENSION_ID,
-      "abcdefghijklmnopabcdefghijklmnop",
-    ]);
+    expect(extension.connections.map((connection) => connection.extensionId)).toEqual([DEFAULT_EXTENSION_ID, "abcdefghijklmnopabcdefghijklmnop"]);
   });
 
   it("returns the extension's approval status", async () => {
@@ -83,7 +79,11 @@ describe("Pedelec", () => {
     extension.handle("getSettings", () => ({ defaultProvider: "claude", defaultEffortLevel: "high", defaultModels: { claude: "opus" } }));
     const pedelec = new Pedelec();
     await expect(pedelec.listProviders()).resolves.toEqual(providers);
-    await expect(pedelec.getSettings()).resolves.toEqual({ defaultProvider: "claude", defaultEffortLevel: "high", defaultModels: { claude: "opus" } });
+    await expect(pedelec.getSettings()).resolves.toEqual({
+      defaultProvider: "claude",
+      defaultEffortLevel: "high",
+      defaultModels: { claude: "opus" },
+    });
     extension.handle("getSettings", () => ({ defaultProvider: "claude", defaultEffortLevel: "high", defaultModels: {}, ollamaApiKey: "x" }));
     expect(await pedelec.getSettings()).not.toHaveProperty("ollamaApiKey");
     extension.handle("listProviders", () => [{ code: "gemini", name: "Gemini", available: true, error: null }]);

@@ -49,8 +49,7 @@ export class Pedelec {
   readonly #toolCalls = new ToolCallLedger();
 
   constructor(options: PedelecOptions = {}) {
-    const extensionId =
-      typeof options?.extensionId === "string" && options.extensionId.length > 0 ? options.extensionId : DEFAULT_EXTENSION_ID;
+    const extensionId = typeof options?.extensionId === "string" && options.extensionId.length > 0 ? options.extensionId : DEFAULT_EXTENSION_ID;
     this.#bridge = new Bridge({
       extensionId,
       timeoutMs: normalizeTimeout(options?.bridgeTimeoutMs),
@@ -83,9 +82,7 @@ export class Pedelec {
     const signal = checkSignal(options?.signal, "createSession");
     const aborted = (): PedelecError => requestAborted(signal!, "createSession");
     if (signal?.aborted) throw aborted();
-    const answer = await untilAborted(this.#bridge.request("createSession", prepared.payload), signal, aborted, (late) =>
-      this.#endAbandoned(late),
-    );
+    const answer = await untilAborted(this.#bridge.request("createSession", prepared.payload), signal, aborted, (late) => this.#endAbandoned(late));
     return new PedelecSession<ToolNameOf<TTools>, ToolArgsMap<TTools>>({
       info: answer.result,
       generation: answer.generation,
@@ -300,7 +297,6 @@ function unavailable(parts: AvailabilityParts, error: unknown): PedelecAvailabil
     error: PedelecError.from(error, "SDK_TRANSPORT_ERROR"),
   };
 }
-
 
 /** Gives up on a request: the abort reason when the app gave a PedelecError, else SDK_TRANSPORT_ERROR. */
 function requestAborted(signal: AbortSignal, type: string): PedelecError {

@@ -60,11 +60,7 @@ function receipt(path: string, sizeBytes: number): TransferReply {
 }
 
 /** Core's side of one download: the asset's description, and a ticket answering `reply`. */
-function offerDownload(
-  extension: FakeExtension,
-  described: { sizeBytes: number; mimeType?: string; modifiedAt?: string },
-  reply: TransferReply,
-) {
+function offerDownload(extension: FakeExtension, described: { sizeBytes: number; mimeType?: string; modifiedAt?: string }, reply: TransferReply) {
   const transfer = server.ticket(() => reply);
   extension.handle("prepareAssetDownload", () => ({
     url: transfer.url,

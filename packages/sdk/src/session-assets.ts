@@ -192,13 +192,13 @@ function checkUpload(
   if (targetPath === undefined) {
     const name = (file as Partial<File>).name;
     if (typeof name !== "string" || name.length === 0) {
-      throw new PedelecError("INVALID_INPUT", "uploadAsset needs a targetPath for a Blob without a name, e.g. \"/notes.txt\"");
+      throw new PedelecError("INVALID_INPUT", 'uploadAsset needs a targetPath for a Blob without a name, e.g. "/notes.txt"');
     }
     path = `/${name}`;
   } else if (typeof targetPath === "string") {
     path = targetPath;
   } else {
-    throw new PedelecError("INVALID_INPUT", "uploadAsset: targetPath must be a string such as \"/inbox/report.pdf\"");
+    throw new PedelecError("INVALID_INPUT", 'uploadAsset: targetPath must be a string such as "/inbox/report.pdf"');
   }
   checkPath(path);
   if (file.size > MAX_ASSET_BYTES) {

@@ -34,7 +34,7 @@ describe("resumeSession with afterSeq", () => {
     // Events of an earlier page life: the page handled up to seq 2.
     extension.emit(SESSION_ID, { type: "turn-started", turnId: "turn-1", turnKind: "user" });
     for (const text of ["a", "b", "c", "d"]) extension.emit(SESSION_ID, delta(text));
-    extension.handle("resumeSession", (request, fake, route) => {
+    extension.handle("resumeSession", (_request, fake, route) => {
       fake.replay(SESSION_ID, 2, route);
       fake.replay(SESSION_ID, 3, route); // the same events again, as a second route would relay them
       return sessionInfo({ lastSeq: fake.lastSeqOf(SESSION_ID), status: "running" });
@@ -158,9 +158,7 @@ describe("resumeSession and the tool calls still waiting", () => {
 describe("resumeSession during a turn started elsewhere", () => {
   it("reports the turn's events with its kind and its failure, with no sendText() attached", async () => {
     const extension = new FakeExtension().install();
-    extension.handle("resumeSession", () =>
-      sessionInfo({ lastSeq: 4, status: "running", activeTurn: { turnId: "other-tab", turnKind: "user" } }),
-    );
+    extension.handle("resumeSession", () => sessionInfo({ lastSeq: 4, status: "running", activeTurn: { turnId: "other-tab", turnKind: "user" } }));
     const session = await new Pedelec().resumeSession(SESSION_ID);
     expect(session.getStatus()).toBe("running");
     const seen: string[] = [];
@@ -174,16 +172,12 @@ describe("resumeSession during a turn started elsewhere", () => {
       6,
     );
     extension.emit(SESSION_ID, { type: "status-changed", status: "error", turnId: "other-tab" }, 7);
-    await vi.waitFor(() =>
-      expect(seen).toEqual(["working:user", "PROVIDER_FAILED:other-tab:user", "error:core:user"]),
-    );
+    await vi.waitFor(() => expect(seen).toEqual(["working:user", "PROVIDER_FAILED:other-tab:user", "error:core:user"]));
   });
 
   it("hides the chat of a prepare turn that was already running", async () => {
     const extension = new FakeExtension().install();
-    extension.handle("resumeSession", () =>
-      sessionInfo({ lastSeq: 2, status: "running", activeTurn: { turnId: "warm-up", turnKind: "prepare" } }),
-    );
+    extension.handle("resumeSession", () => sessionInfo({ lastSeq: 2, status: "running", activeTurn: { turnId: "warm-up", turnKind: "prepare" } }));
     const session = await new Pedelec().resumeSession(SESSION_ID);
     const seen: string[] = [];
     session.onChatDelta((text) => seen.push(text));

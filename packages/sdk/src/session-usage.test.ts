@@ -31,7 +31,14 @@ describe("session.usage and onUsage", () => {
     extension.emit(SESSION_ID, usageUpdated("turn-2", { inputTokens: 100, outputTokens: 4 }, { inputTokens: 1_000, outputTokens: 4 }));
     await vi.waitFor(() => expect(seen).toHaveLength(2));
     expect(seen.map(([usage]) => usage)).toEqual([{ inputTokens: 900 }, { inputTokens: 1_000, outputTokens: 4 }]);
-    expect(seen[0]?.[1]).toMatchObject({ source: "core", sessionId: SESSION_ID, turnId: "turn-1", turnKind: "prepare", seq: 2, turnUsage: { inputTokens: 900 } });
+    expect(seen[0]?.[1]).toMatchObject({
+      source: "core",
+      sessionId: SESSION_ID,
+      turnId: "turn-1",
+      turnKind: "prepare",
+      seq: 2,
+      turnUsage: { inputTokens: 900 },
+    });
     expect(seen[1]?.[1]).toMatchObject({ turnId: "turn-2", seq: 3, turnUsage: { inputTokens: 100, outputTokens: 4 } });
     expect(session.usage).toEqual({ inputTokens: 1_000, outputTokens: 4 });
     expect(session.usage).toBe(seen[1]?.[0]);

@@ -48,7 +48,12 @@ describe("tool calls in several tabs", () => {
   it("runs exactly one handler when two tabs get the same request", async () => {
     const { extension, tabs } = await twoTabs();
     const runs: number[] = [];
-    tabs.forEach((tab, index) => tab.onTool(() => (runs.push(index), "done")));
+    for (const [index, tab] of tabs.entries()) {
+      tab.onTool(() => {
+        runs.push(index);
+        return "done";
+      });
+    }
     extension.emit(SESSION_ID, { type: "tool-call-requested", ...call("call-1") });
     await extension.waitForRequest("claimToolCall", 1);
     await extension.waitForRequest("submitToolResult");
@@ -85,7 +90,7 @@ describe("tool calls in several tabs", () => {
     expect(submit.payload).toMatchObject({ toolRequestId: "call-1", outcome: { ok: true, result: "from the second tab" } });
     expect(started).toEqual([0, 1]);
     expect(signals[0]?.aborted).toBe(true);
-    expect((signals[0]?.reason as PedelecError).code).toBe("EXTENSION_DISCONNECTED");
+    expect((signals[0]?.reason as PedelecError | undefined)?.code).toBe("EXTENSION_DISCONNECTED");
   });
 });
 
@@ -95,7 +100,12 @@ describe("tool calls in one page", () => {
     const pedelec = new Pedelec();
     const handles = [await pedelec.createSession({ provider: "claude" }), await pedelec.resumeSession(SESSION_ID)];
     const runs: number[] = [];
-    handles.forEach((handle, index) => handle.onTool(() => (runs.push(index), "done")));
+    for (const [index, handle] of handles.entries()) {
+      handle.onTool(() => {
+        runs.push(index);
+        return "done";
+      });
+    }
     extension.emit(SESSION_ID, { type: "tool-call-requested", ...call("call-1") });
     await extension.waitForRequest("submitToolResult");
     await Promise.all(handles.map((handle) => drained(extension, handle)));

@@ -141,11 +141,7 @@ export class ToolDispatcher {
   }
 
   #selectHandler(toolName: string): ToolHandler | undefined {
-    return (
-      this.#named.get(toolName)?.at(-1)?.handler ??
-      this.#options.inlineHandlers.get(toolName) ??
-      this.#fallbacks.at(-1)?.handler
-    );
+    return this.#named.get(toolName)?.at(-1)?.handler ?? this.#options.inlineHandlers.get(toolName) ?? this.#fallbacks.at(-1)?.handler;
   }
 
   async #run(call: ToolCallRequest, active: ActiveCall, context: PedelecEventContext): Promise<void> {

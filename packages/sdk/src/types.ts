@@ -10,11 +10,7 @@ import type { AssetEntry as ProtocolAssetEntry } from "@pedelec/protocol/assets"
 import type { PageRequestResult } from "@pedelec/protocol/page-wire";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { CreateSessionInput, ProviderStatus, PublicSettings } from "@pedelec/protocol/requests";
-import type {
-  RunTermination as ProtocolRunTermination,
-  ScriptRunResult,
-  ScriptRunSpec,
-} from "@pedelec/protocol/script-run";
+import type { RunTermination as ProtocolRunTermination, ScriptRunResult, ScriptRunSpec } from "@pedelec/protocol/script-run";
 import type {
   Activity as ProtocolActivity,
   SessionEndReason as ProtocolSessionEndReason,
@@ -23,11 +19,7 @@ import type {
 } from "@pedelec/protocol/session-events";
 import type { TokenUsage as ProtocolTokenUsage } from "@pedelec/protocol/token-usage";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type {
-  ArgsSchemaNode as ProtocolArgsSchemaNode,
-  ObjectSchemaNode,
-  ToolManifestEntry,
-} from "@pedelec/protocol/tool-schema";
+import type { ArgsSchemaNode as ProtocolArgsSchemaNode, ObjectSchemaNode, ToolManifestEntry } from "@pedelec/protocol/tool-schema";
 
 /**
  * The agent backends a session can use.
@@ -172,11 +164,12 @@ export interface PedelecOptions {
 }
 
 /** A schema type whose arrays may also be readonly, so schemas written `as const` are accepted. */
-export type ReadonlySchema<T> = T extends ReadonlyArray<infer Item>
-  ? readonly ReadonlySchema<Item>[]
-  : T extends object
-    ? { readonly [Key in keyof T]: ReadonlySchema<T[Key]> }
-    : T;
+export type ReadonlySchema<T> =
+  T extends ReadonlyArray<infer Item>
+    ? readonly ReadonlySchema<Item>[]
+    : T extends object
+      ? { readonly [Key in keyof T]: ReadonlySchema<T[Key]> }
+      : T;
 
 /**
  * The root schema of a tool's arguments: always an object schema, in the supported subset of JSON Schema.
@@ -233,10 +226,7 @@ export interface ToolHandlerContext<TToolName extends string = string>
  * const typed: ToolHandler<"add_note", { title: string }> = (args) => ({ length: args.title.length });
  * ```
  */
-export type ToolHandler<TToolName extends string = string, TArgs = unknown> = (
-  args: TArgs,
-  context: ToolHandlerContext<TToolName>,
-) => unknown;
+export type ToolHandler<TToolName extends string = string, TArgs = unknown> = (args: TArgs, context: ToolHandlerContext<TToolName>) => unknown;
 
 /**
  * A Standard Schema (v1) for a tool's arguments: a zod 4, valibot or arktype schema, or any object with
@@ -307,8 +297,7 @@ export interface JsonSchemaToolDefinition<TToolName extends string = string> ext
  * };
  * ```
  */
-export interface StandardSchemaToolDefinition<TToolName extends string = string, TArgs = unknown>
-  extends ToolDefinitionBase<TToolName, TArgs> {
+export interface StandardSchemaToolDefinition<TToolName extends string = string, TArgs = unknown> extends ToolDefinitionBase<TToolName, TArgs> {
   /** The arguments' schema; its root must describe an object. */
   readonly args: ToolArgsStandardSchema<TArgs>;
   /**

@@ -6,7 +6,11 @@ describe("UploadProgress", () => {
   it("keeps reports within the file's size and ignores nonsense", () => {
     let clock = 0;
     const seen: AssetUploadProgress[] = [];
-    const progress = new UploadProgress(10, (report) => seen.push(report), () => clock);
+    const progress = new UploadProgress(
+      10,
+      (report) => seen.push(report),
+      () => clock,
+    );
     progress.report(Number.NaN);
     progress.report(-5);
     clock = 100;
@@ -21,7 +25,11 @@ describe("UploadProgress", () => {
   it("reports 100% when the last throttled report fell short of it", () => {
     let clock = 0;
     const seen: number[] = [];
-    const progress = new UploadProgress(10, (report) => seen.push(report.loadedBytes), () => clock);
+    const progress = new UploadProgress(
+      10,
+      (report) => seen.push(report.loadedBytes),
+      () => clock,
+    );
     progress.report(4);
     clock = 10;
     progress.report(10);

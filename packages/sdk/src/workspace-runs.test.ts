@@ -93,7 +93,13 @@ describe("session.workspace.run", () => {
 
   it("rejects with the code of a refusal", async () => {
     const { extension, session } = await openSession();
-    for (const code of ["DENO_ENTRY_INVALID", "DENO_IMPORT_MAP_INVALID", "DENO_UNAVAILABLE", "FULL_ACCESS_NOT_GRANTED", "DENO_MEMORY_LIMIT"] as const) {
+    for (const code of [
+      "DENO_ENTRY_INVALID",
+      "DENO_IMPORT_MAP_INVALID",
+      "DENO_UNAVAILABLE",
+      "FULL_ACCESS_NOT_GRANTED",
+      "DENO_MEMORY_LIMIT",
+    ] as const) {
       extension.handle("runWorkspaceScript", () => {
         throw new PedelecError(code, `refused: ${code}`);
       });

@@ -29,7 +29,10 @@ function runStandIn(args: string[], stdin = "") {
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("error", reject);
     child.on("close", (code) => {
-      const lines = stdout.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, any>);
+      const lines = stdout
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, any>);
       resolve({ code, stdout, stderr, lines });
     });
     child.stdin.end(stdin);
@@ -53,7 +56,10 @@ describe("agy stand-in", () => {
     expect(lines[1]?.step_update).toMatchObject({ step_type: "user_input", text_delta: "reply: Hello there, world" });
     const deltas = lines.filter((line) => line.step_update?.step_type === "agent_response").map((line) => line.step_update.text_delta);
     expect(deltas.join("")).toBe("Hello there, world");
-    expect(lines.at(-1)).toMatchObject({ event: "result", result: { status: "SUCCESS", response: "Hello there, world", conversation_id: conversationId } });
+    expect(lines.at(-1)).toMatchObject({
+      event: "result",
+      result: { status: "SUCCESS", response: "Hello there, world", conversation_id: conversationId },
+    });
     expect(await readdir(path.join(root, "home", ".gemini", "antigravity-cli", "conversations"))).toEqual([`${conversationId}.jsonl`]);
   });
 

@@ -47,7 +47,10 @@ describe("claude stand-in", () => {
     const { code, stdout, stderr } = await runStandIn(STREAM_ARGS, "[User Message]\nreply: Hello there, world");
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    const lines = stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+    const lines = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, any>);
     const [init] = lines;
     expect(init).toMatchObject({ type: "system", subtype: "init", cwd, model: "claude-sonnet-4-5", claude_code_version: "2.1.332" });
     const sessionId: string = init?.session_id;
@@ -75,7 +78,10 @@ describe("claude stand-in", () => {
     const { code, stdout, stderr } = await runStandIn(STREAM_ARGS, "[User Message]\nreply-deltas", { STAND_IN_DELTA_COUNT: "300" });
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    const lines = stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+    const lines = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, any>);
     const deltas = lines.filter((line) => line.event?.delta?.type === "text_delta").map((line) => line.event.delta.text as string);
     const expected = Array.from({ length: 300 }, (_, index) => `${index} `);
     expect(deltas).toEqual(expected);
@@ -94,7 +100,10 @@ describe("claude stand-in", () => {
 
   it("sends no stream events without --include-partial-messages", async () => {
     const { stdout } = await runStandIn(["-p", "--output-format", "stream-json", "--verbose"], "hi");
-    const types = stdout.trimEnd().split("\n").map((line) => (JSON.parse(line) as { type: string }).type);
+    const types = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { type: string }).type);
     expect(types).toEqual(["system", "assistant", "result"]);
   });
 

@@ -33,7 +33,11 @@ function runStandIn(args: string[], stdin = "") {
 }
 
 const STREAM_ARGS = ["-p", "--output-format", "stream-json", "--trust", "--force"];
-const parse = (stdout: string) => stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+const parse = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, any>);
 
 describe("cursor-agent stand-in", () => {
   it("prints its version", async () => {
@@ -41,7 +45,10 @@ describe("cursor-agent stand-in", () => {
   });
 
   it("refuses unknown options, bad choices and an untrusted workspace", async () => {
-    expect(await runStandIn([...STREAM_ARGS, "--dangerously-skip-permissions"], "hi")).toMatchObject({ code: 1, stderr: "error: unknown option '--dangerously-skip-permissions'\n" });
+    expect(await runStandIn([...STREAM_ARGS, "--dangerously-skip-permissions"], "hi")).toMatchObject({
+      code: 1,
+      stderr: "error: unknown option '--dangerously-skip-permissions'\n",
+    });
     expect((await runStandIn([...STREAM_ARGS, "--sandbox", "maybe"], "hi")).stderr).toMatch(/Allowed choices are enabled, disabled/);
     expect((await runStandIn(["-p", "--output-format", "stream-json"], "hi")).stderr).toMatch(/^Workspace Trust Required/);
   });
@@ -49,7 +56,12 @@ describe("cursor-agent stand-in", () => {
   it("sends partial output with Cursor's repeats, and one line per message without it", async () => {
     const partial = parse((await runStandIn([...STREAM_ARGS, "--stream-partial-output"], "reply: Hello there")).stdout);
     const texts = partial.filter((line) => line.type === "assistant").map((line) => [line.message.content[0].text, "timestamp_ms" in line]);
-    expect(texts).toEqual([["Hell", true], ["o th", true], ["ere", true], ["Hello there", false]]);
+    expect(texts).toEqual([
+      ["Hell", true],
+      ["o th", true],
+      ["ere", true],
+      ["Hello there", false],
+    ]);
     expect(partial.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "Hello there", session_id: partial[0]?.session_id });
 
     const whole = parse((await runStandIn(STREAM_ARGS, "reply: Hello there")).stdout);

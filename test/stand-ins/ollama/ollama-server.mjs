@@ -121,7 +121,13 @@ function planAnswer(messages) {
       if (lastIsTool && many[1] === undefined) return { slowMs, round: { text: `tool results: ${trailingToolMessages(messages)}` } };
       const call = parseToolDirective(many[3]);
       const count = Number(many[2]);
-      return { slowMs, round: { calls: Array.from({ length: count }, (_, index) => ({ name: call.name, arguments: numbered(call.arguments, index + 1) })), oneChunkPerCall: true } };
+      return {
+        slowMs,
+        round: {
+          calls: Array.from({ length: count }, (_, index) => ({ name: call.name, arguments: numbered(call.arguments, index + 1) })),
+          oneChunkPerCall: true,
+        },
+      };
     }
     if (line.startsWith("string-arguments ")) {
       if (lastIsTool) return { slowMs, round: { text: `tool said: ${message.content}` } };
@@ -162,7 +168,8 @@ function trailingToolMessages(messages) {
 function numbered(value, number) {
   if (typeof value === "string") return value.replaceAll("{n}", String(number));
   if (Array.isArray(value)) return value.map((item) => numbered(item, number));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, numbered(item, number)]));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, numbered(item, number)]));
   return value;
 }
 

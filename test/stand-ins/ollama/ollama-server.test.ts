@@ -9,7 +9,14 @@ afterEach(async () => {
 
 async function chatLines(url: string, body: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`${url}/api/chat`, { method: "POST", headers, body: JSON.stringify(body) });
-  return { status: response.status, type: response.headers.get("content-type"), lines: (await response.text()).trim().split("\n").map((line) => JSON.parse(line)) };
+  return {
+    status: response.status,
+    type: response.headers.get("content-type"),
+    lines: (await response.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line)),
+  };
 }
 
 describe("the Ollama stand-in", () => {
@@ -27,11 +34,24 @@ describe("the Ollama stand-in", () => {
 
   it("streams a reply in pieces and ends with done:true and eval counts", async () => {
     server = await startOllamaServer();
-    const { status, type, lines } = await chatLines(server.url, { model: "qwen3", messages: [{ role: "user", content: "[User Message]\nreply: hello world" }] });
+    const { status, type, lines } = await chatLines(server.url, {
+      model: "qwen3",
+      messages: [{ role: "user", content: "[User Message]\nreply: hello world" }],
+    });
     expect([status, type]).toEqual([200, "application/x-ndjson"]);
-    expect(lines.slice(0, -1).map((line) => line.message.content).join("")).toBe("hello world");
+    expect(
+      lines
+        .slice(0, -1)
+        .map((line) => line.message.content)
+        .join(""),
+    ).toBe("hello world");
     expect(lines.slice(0, -1).every((line) => line.done === false && typeof line.created_at === "string")).toBe(true);
-    expect(lines.at(-1)).toMatchObject({ done: true, done_reason: "stop", eval_count: lines.length - 1, message: { role: "assistant", content: "" } });
+    expect(lines.at(-1)).toMatchObject({
+      done: true,
+      done_reason: "stop",
+      eval_count: lines.length - 1,
+      message: { role: "assistant", content: "" },
+    });
   });
 
   it("calls a tool, then answers with what the tool said", async () => {
@@ -42,9 +62,18 @@ describe("the Ollama stand-in", () => {
     expect(first.lines[1]).toMatchObject({ done: true, message: { content: "" } });
     const second = await chatLines(server.url, {
       model: "qwen3",
-      messages: [user, { role: "assistant", content: "", tool_calls: first.lines[0].message.tool_calls }, { role: "tool", tool_name: "add_todo", content: '{"ok":true}' }],
+      messages: [
+        user,
+        { role: "assistant", content: "", tool_calls: first.lines[0].message.tool_calls },
+        { role: "tool", tool_name: "add_todo", content: '{"ok":true}' },
+      ],
     });
-    expect(second.lines.slice(0, -1).map((line) => line.message.content).join("")).toBe('tool said: {"ok":true}');
+    expect(
+      second.lines
+        .slice(0, -1)
+        .map((line) => line.message.content)
+        .join(""),
+    ).toBe('tool said: {"ok":true}');
   });
 
   it("plays a hostile endpoint: a flood of numbered calls, string arguments, and text that never ends", async () => {
@@ -53,9 +82,15 @@ describe("the Ollama stand-in", () => {
     const calls = flood.lines.flatMap((line) => line.message.tool_calls ?? []);
     expect(calls).toHaveLength(500);
     expect(calls.at(-1)).toEqual({ function: { name: "write", arguments: { path: "f-500.txt" } } });
-    const stringArguments = await chatLines(server.url, { model: "qwen3", messages: [{ role: "user", content: "string-arguments write {\"path\":1}" }] });
+    const stringArguments = await chatLines(server.url, {
+      model: "qwen3",
+      messages: [{ role: "user", content: 'string-arguments write {"path":1}' }],
+    });
     expect(stringArguments.lines[0].message.tool_calls).toEqual([{ function: { name: "write", arguments: '{"path":1}' } }]);
-    const endless = await fetch(`${server.url}/api/chat`, { method: "POST", body: JSON.stringify({ model: "qwen3", messages: [{ role: "user", content: "endless-text" }] }) });
+    const endless = await fetch(`${server.url}/api/chat`, {
+      method: "POST",
+      body: JSON.stringify({ model: "qwen3", messages: [{ role: "user", content: "endless-text" }] }),
+    });
     let received = 0;
     for await (const chunk of endless.body!) {
       received += chunk.byteLength;

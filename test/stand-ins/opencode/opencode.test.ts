@@ -75,10 +75,22 @@ describe("opencode stand-in", () => {
     const permission = JSON.stringify({ bash: { "*": "ask", "rm *": "deny" } });
     const env = { OPENCODE_PERMISSION: permission };
     const asked = await runStandIn(["run", "--format", "json"], "bash: echo hi", env);
-    expect(lines(asked.stdout).filter((event) => event.type === "text").at(-1)?.part?.text).toBe("Bash denied: The user rejected permission to use this specific tool call.");
+    expect(
+      lines(asked.stdout)
+        .filter((event) => event.type === "text")
+        .at(-1)?.part?.text,
+    ).toBe("Bash denied: The user rejected permission to use this specific tool call.");
     const approved = await runStandIn(["run", "--format", "json", "--auto"], "bash: echo hi", env);
-    expect(lines(approved.stdout).filter((event) => event.type === "text").at(-1)?.part?.text).toBe("Bash exit 0: hi");
+    expect(
+      lines(approved.stdout)
+        .filter((event) => event.type === "text")
+        .at(-1)?.part?.text,
+    ).toBe("Bash exit 0: hi");
     const denied = await runStandIn(["run", "--format", "json", "--dangerously-skip-permissions"], "bash: rm -f nothing", env);
-    expect(lines(denied.stdout).filter((event) => event.type === "text").at(-1)?.part?.text).toMatch(/^Bash denied: The user has specified a rule/);
+    expect(
+      lines(denied.stdout)
+        .filter((event) => event.type === "text")
+        .at(-1)?.part?.text,
+    ).toMatch(/^Bash denied: The user has specified a rule/);
   });
 });

@@ -77,7 +77,7 @@ export function startAgent(entry: string, options: AgentRunOptions): AgentProces
       const line = pending.slice(0, newline);
       pending = pending.slice(newline + 1);
       newline = pending.indexOf("\n");
-      let parsed;
+      let parsed: ReturnType<typeof agentEventSchema.safeParse> | undefined;
       try {
         parsed = agentEventSchema.safeParse(JSON.parse(line));
       } catch {
@@ -120,7 +120,9 @@ export function startAgent(entry: string, options: AgentRunOptions): AgentProces
           } else if (ended || Date.now() > deadline) {
             wakers.delete(check);
             clearTimeout(timer);
-            reject(new Error(`no ${type} event${ended ? " before the agent exited" : ` within ${timeoutMs} ms`}; stdout: ${stdout} stderr: ${stderr}`));
+            reject(
+              new Error(`no ${type} event${ended ? " before the agent exited" : ` within ${timeoutMs} ms`}; stdout: ${stdout} stderr: ${stderr}`),
+            );
           }
         };
         const timer = setTimeout(check, timeoutMs + 1);

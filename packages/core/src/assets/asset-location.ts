@@ -33,7 +33,10 @@ export async function assetsRoot(workspacePath: string, failure: ErrorCode): Pro
       throw new PedelecError(failure, `the workspace's assets folder is not usable: ${error.code ?? error.message}`);
     });
     if (!stats.isDirectory()) {
-      throw new PedelecError(failure, `the workspace's ${RUNTIME_DIR_NAME}/assets is not a folder${stats.isSymbolicLink() ? " (it is a symlink)" : ""}`);
+      throw new PedelecError(
+        failure,
+        `the workspace's ${RUNTIME_DIR_NAME}/assets is not a folder${stats.isSymbolicLink() ? " (it is a symlink)" : ""}`,
+      );
     }
   }
   return current;
@@ -120,7 +123,10 @@ export async function uploadTarget(root: string, assetPath: string, create: bool
       throw new PedelecError("ASSET_PATH_INVALID", `asset path ${assetPath} needs ${shown} to be a folder, but it is a file`);
     }
     if (isLast && !stats.isFile()) {
-      throw new PedelecError("ASSET_NOT_FILE", `${assetPath} is ${stats.isDirectory() ? "a folder" : "not a regular file"}; only files can be replaced`);
+      throw new PedelecError(
+        "ASSET_NOT_FILE",
+        `${assetPath} is ${stats.isDirectory() ? "a folder" : "not a regular file"}; only files can be replaced`,
+      );
     }
   }
   if (create) await requireInside(root, join(current, ".."), "ASSET_PATH_INVALID");

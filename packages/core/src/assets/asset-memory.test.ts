@@ -18,7 +18,10 @@ const MiB = 1024 * 1024;
  */
 async function peakRss(work: () => Promise<void>): Promise<{ before: number; peak: number }> {
   (globalThis as { gc?: () => void }).gc?.();
-  const kernelPeak = await writeFile("/proc/self/clear_refs", "5").then(() => true, () => false);
+  const kernelPeak = await writeFile("/proc/self/clear_refs", "5").then(
+    () => true,
+    () => false,
+  );
   const before = process.memoryUsage.rss();
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
@@ -36,7 +39,11 @@ async function peakRss(work: () => Promise<void>): Promise<{ before: number; pea
 }
 
 it("streams a 100 MiB upload and download through Core without holding the body in memory", { timeout: 120_000 }, async () => {
-  const { home, env } = await createCoreHome({ prefix: "pedelec-assets-memory-", providerPath: standInDir, stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" } });
+  const { home, env } = await createCoreHome({
+    prefix: "pedelec-assets-memory-",
+    providerPath: standInDir,
+    stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" },
+  });
   const core = await startCore(env);
   const page = await CoreConnection.open(core.paths.socketPath);
   try {
@@ -46,7 +53,11 @@ it("streams a 100 MiB upload and download through Core without holding the body 
     let lastByte = -1;
     const uploadBig = async () => {
       const upload = await page.request("prepareAssetUpload", { sessionId, path: "/big.bin", sizeBytes: MAX_ASSET_BYTES }, ORIGIN);
-      const put = await exchange(upload.url, { method: "PUT", headers: { origin: ORIGIN, "content-length": MAX_ASSET_BYTES }, body: patternBytes(MAX_ASSET_BYTES) });
+      const put = await exchange(upload.url, {
+        method: "PUT",
+        headers: { origin: ORIGIN, "content-length": MAX_ASSET_BYTES },
+        body: patternBytes(MAX_ASSET_BYTES),
+      });
       expect(put.status).toBe(200);
     };
     // A first upload, unmeasured, lets the allocator and V8 settle: the buffers the HTTP parser hands over are garbage

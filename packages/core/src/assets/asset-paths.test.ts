@@ -17,7 +17,13 @@ let counter = 0;
 /** A fresh session on the shared workspace: each upload gets its own, since a session uploads one file at a time. */
 function session(): AssetSession {
   counter += 1;
-  return { id: `session-${counter}`, origin: ORIGIN, ended: false, endedSignal: new AbortController().signal, setup: { workspace: { path: join(root, "ws") } } };
+  return {
+    id: `session-${counter}`,
+    origin: ORIGIN,
+    ended: false,
+    endedSignal: new AbortController().signal,
+    setup: { workspace: { path: join(root, "ws") } },
+  };
 }
 
 async function upload(path: string, body: string): Promise<unknown> {

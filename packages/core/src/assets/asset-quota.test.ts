@@ -77,7 +77,10 @@ describe("the assets a session and an origin hold", () => {
     const limits = quota({ assetBytesPerOrigin: 5 * MIB }, () => [first, second, third]);
     const outcomes = await Promise.allSettled([first, second, third].map((root, index) => limits.admit(claim(root, 2 * MIB, `s${index}`))));
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
-    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: "ASSET_QUOTA_EXCEEDED", details: { scope: "origin", used: 4 * MIB } });
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({
+      code: "ASSET_QUOTA_EXCEEDED",
+      details: { scope: "origin", used: 4 * MIB },
+    });
     // An admitted upload that ended (here without writing anything) no longer counts.
     (outcomes[0] as PromiseFulfilledResult<() => void>).value();
     await expect(limits.admit(claim(third, 2 * MIB, "s2"))).resolves.toBeTypeOf("function");

@@ -123,5 +123,9 @@ function quotaExceeded(scope: LimitReachedDetails["scope"], limit: number, used:
     setting: limitSettingKey(scope === "session" ? "assetBytesPerSession" : "assetBytesPerOrigin"),
   };
   const holder = scope === "session" ? "this session's assets" : "the assets of this site's live sessions";
-  return new PedelecError("ASSET_QUOTA_EXCEEDED", `an upload of ${requested} bytes would take ${holder} past ${limit} bytes (${used} are used)`, details);
+  return new PedelecError(
+    "ASSET_QUOTA_EXCEEDED",
+    `an upload of ${requested} bytes would take ${holder} past ${limit} bytes (${used} are used)`,
+    details,
+  );
 }

@@ -115,7 +115,10 @@ async function handle(
     if (use.outcome === "ended") throw new PedelecError("SESSION_ENDED", `session ${use.record.sessionId} has ended`);
     const direction = use.record.direction;
     if (use.outcome === "expired") {
-      throw new PedelecError(direction === "upload" ? "ASSET_UPLOAD_TICKET_EXPIRED" : "ASSET_DOWNLOAD_TICKET_EXPIRED", "this transfer ticket has expired; ask for a new one");
+      throw new PedelecError(
+        direction === "upload" ? "ASSET_UPLOAD_TICKET_EXPIRED" : "ASSET_DOWNLOAD_TICKET_EXPIRED",
+        "this transfer ticket has expired; ask for a new one",
+      );
     }
     if (METHOD_OF[direction] !== method) throw new PedelecError(code, `this ticket is for an ${direction}, not a ${method}`);
     await (direction === "upload" ? handlers.upload : handlers.download)(use.record, request, response, cors);

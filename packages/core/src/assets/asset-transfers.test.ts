@@ -28,7 +28,11 @@ interface Harness {
 }
 
 async function startHarness(options: StartCoreOptions = {}): Promise<Harness> {
-  const { home, env } = await createCoreHome({ prefix: "pedelec-assets-", providerPath: standInDir, stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" } });
+  const { home, env } = await createCoreHome({
+    prefix: "pedelec-assets-",
+    providerPath: standInDir,
+    stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" },
+  });
   const core = await startCore(env, options);
   const page = await CoreConnection.open(core.paths.socketPath);
   cleanups.push(async () => {
@@ -59,7 +63,11 @@ describe("asset transfers through Core", () => {
     const { page, core, session } = await startHarness();
     const { sessionId, assets } = await session();
     const body = "hello, assets\n";
-    const ticket = await page.request("prepareAssetUpload", { sessionId, path: "/notes/today.txt", sizeBytes: Buffer.byteLength(body), mimeType: "text/plain" }, ORIGIN);
+    const ticket = await page.request(
+      "prepareAssetUpload",
+      { sessionId, path: "/notes/today.txt", sizeBytes: Buffer.byteLength(body), mimeType: "text/plain" },
+      ORIGIN,
+    );
     // The URL holds the port and the ticket and nothing else: no session, no path a client could change.
     expect(ticket.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${core.assetPort}/transfers/[A-Za-z0-9_-]{43}$`));
     expect(ticket.url).not.toContain("notes");
@@ -67,7 +75,12 @@ describe("asset transfers through Core", () => {
 
     const preflight = await exchange(ticket.url, {
       method: "OPTIONS",
-      headers: { origin: ORIGIN, "access-control-request-method": "PUT", "access-control-request-headers": "content-type", "access-control-request-private-network": "true" },
+      headers: {
+        origin: ORIGIN,
+        "access-control-request-method": "PUT",
+        "access-control-request-headers": "content-type",
+        "access-control-request-private-network": "true",
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers).toMatchObject({
@@ -106,10 +119,15 @@ describe("asset transfers through Core", () => {
 
     // A replaced file is replaced whole; its type comes from its name.
     await writeFile(join(assets, "image.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
-    expect(await page.request("prepareAssetDownload", { sessionId, path: "/image.png" }, ORIGIN)).toMatchObject({ mimeType: "image/png", sizeBytes: 4 });
+    expect(await page.request("prepareAssetDownload", { sessionId, path: "/image.png" }, ORIGIN)).toMatchObject({
+      mimeType: "image/png",
+      sizeBytes: 4,
+    });
     expect(await page.request("prepareAssetDownload", { sessionId, path: "/notes/today.txt" }, ORIGIN)).toMatchObject({ mimeType: "text/plain" });
     await writeFile(join(assets, "blob.unknownext"), "x");
-    expect(await page.request("prepareAssetDownload", { sessionId, path: "/blob.unknownext" }, ORIGIN)).toMatchObject({ mimeType: "application/octet-stream" });
+    expect(await page.request("prepareAssetDownload", { sessionId, path: "/blob.unknownext" }, ORIGIN)).toMatchObject({
+      mimeType: "application/octet-stream",
+    });
     const again = await page.request("prepareAssetUpload", { sessionId, path: "/notes/today.txt", sizeBytes: 3 }, ORIGIN);
     expect((await exchange(again.url, { method: "PUT", body: "new" })).status).toBe(200);
     expect(await readFile(join(assets, "notes", "today.txt"), "utf8")).toBe("new");
@@ -199,10 +217,16 @@ describe("asset transfers through Core", () => {
     }
 
     // Another origin: no preflight, no request, no CORS headers, and the tickets stay good.
-    const foreignPreflight = await exchange(upload.url, { method: "OPTIONS", headers: { origin: OTHER_ORIGIN, "access-control-request-method": "PUT" } });
+    const foreignPreflight = await exchange(upload.url, {
+      method: "OPTIONS",
+      headers: { origin: OTHER_ORIGIN, "access-control-request-method": "PUT" },
+    });
     expect(foreignPreflight.status).toBe(403);
     expect(foreignPreflight.headers["access-control-allow-origin"]).toBeUndefined();
-    const wrongMethodPreflight = await exchange(upload.url, { method: "OPTIONS", headers: { origin: ORIGIN, "access-control-request-method": "GET" } });
+    const wrongMethodPreflight = await exchange(upload.url, {
+      method: "OPTIONS",
+      headers: { origin: ORIGIN, "access-control-request-method": "GET" },
+    });
     expect(wrongMethodPreflight.status).toBe(403);
     const foreignGet = await exchange(download.url, { method: "GET", headers: { origin: OTHER_ORIGIN } });
     expect(foreignGet.status).toBe(403);
@@ -268,7 +292,11 @@ describe("asset transfers through Core", () => {
 
     // A length over the cap is refused as too large from the header alone, before a byte of the body is read.
     ticket = await prepare(10);
-    answer = await exchange(ticket.url, { method: "PUT", headers: { "content-length": MAX_ASSET_BYTES + 1 }, body: patternBytes(MAX_ASSET_BYTES + 1) });
+    answer = await exchange(ticket.url, {
+      method: "PUT",
+      headers: { "content-length": MAX_ASSET_BYTES + 1 },
+      body: patternBytes(MAX_ASSET_BYTES + 1),
+    });
     expect(answer.status).toBe(413);
     expect(answer.json()).toMatchObject({ error: { code: "ASSET_TOO_LARGE" } });
 
@@ -356,7 +384,9 @@ describe("asset transfers through Core", () => {
     expect(await codeOf(page.request("prepareAssetDownload", { sessionId, path: "/missing.txt" }, ORIGIN))).toBe("ASSET_NOT_FOUND");
     expect(await codeOf(page.request("prepareAssetDownload", { sessionId, path: "/folder" }, ORIGIN))).toBe("ASSET_NOT_FILE");
     expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/folder", sizeBytes: 1 }, ORIGIN))).toBe("ASSET_NOT_FILE");
-    expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/big", sizeBytes: MAX_ASSET_BYTES + 1 }, ORIGIN))).toBe("ASSET_TOO_LARGE");
+    expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/big", sizeBytes: MAX_ASSET_BYTES + 1 }, ORIGIN))).toBe(
+      "ASSET_TOO_LARGE",
+    );
 
     // A file that became a folder, or vanished, after its ticket was made.
     await writeFile(join(assets, "changes.txt"), "x");
@@ -418,7 +448,9 @@ describe("asset transfers through Core", () => {
     const { sessionId, assets } = await session();
     expect(core.assetPort).toBeNull();
     await writeFile(join(assets, "a.txt"), "a");
-    expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/b.txt", sizeBytes: 1 }, ORIGIN))).toBe("ASSET_UPLOAD_SERVER_UNAVAILABLE");
+    expect(await codeOf(page.request("prepareAssetUpload", { sessionId, path: "/b.txt", sizeBytes: 1 }, ORIGIN))).toBe(
+      "ASSET_UPLOAD_SERVER_UNAVAILABLE",
+    );
     expect(await codeOf(page.request("prepareAssetDownload", { sessionId, path: "/a.txt" }, ORIGIN))).toBe("ASSET_UPLOAD_SERVER_UNAVAILABLE");
     expect((await page.request("listAssets", { sessionId }, ORIGIN)).map((entry) => entry.path)).toEqual(["/a.txt"]);
   });
@@ -432,7 +464,12 @@ describe("asset transfers through Core", () => {
     await writeFile(join(assets, ".pedelec-upload-dir", "inside.txt"), "hidden");
     await writeFile(join(assets, ".pedelec-upload-123"), "partial");
     await writeFile(join(assets, "deep", ".Pedelec-note"), "hidden");
-    const files: [string, number][] = [["/b.txt", 10], ["/a.txt", 10], ["/deep/deeper/new.md", 30], ["/deep/old.bin", 1]];
+    const files: [string, number][] = [
+      ["/b.txt", 10],
+      ["/a.txt", 10],
+      ["/deep/deeper/new.md", 30],
+      ["/deep/old.bin", 1],
+    ];
     for (const [path, seconds] of files) {
       await writeFile(join(assets, path), path);
       await utimes(join(assets, path), at(seconds), at(seconds));

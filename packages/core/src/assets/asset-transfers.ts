@@ -161,7 +161,13 @@ export class AssetTransfers {
     }
   }
 
-  #issue(server: AssetServer, session: AssetSession, direction: TransferDirection, assetPath: string, declaredBytes?: number): { url: string; expiresAt: string } {
+  #issue(
+    server: AssetServer,
+    session: AssetSession,
+    direction: TransferDirection,
+    assetPath: string,
+    declaredBytes?: number,
+  ): { url: string; expiresAt: string } {
     this.#watchSession(session);
     const grant: TicketGrant = {
       direction,

@@ -24,7 +24,11 @@ function checkAnnouncedLength(request: IncomingMessage, declared: number): void 
     throw new HttpRefusal(413, "ASSET_TOO_LARGE", `the body is ${announced} bytes; an asset may be at most ${MAX_ASSET_BYTES} bytes`);
   }
   if (announced !== declared) {
-    throw new HttpRefusal(announced > declared ? 413 : 400, "ASSET_UPLOAD_SIZE_MISMATCH", `the body is ${announced} bytes, but ${declared} were declared`);
+    throw new HttpRefusal(
+      announced > declared ? 413 : 400,
+      "ASSET_UPLOAD_SIZE_MISMATCH",
+      `the body is ${announced} bytes, but ${declared} were declared`,
+    );
   }
 }
 

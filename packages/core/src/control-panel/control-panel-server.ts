@@ -6,7 +6,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { z } from "zod";
 import { log } from "../logger.js";
 import type { PanelErrorAnswer, PanelSignInCodeAnswer } from "./control-panel-wire.js";
-import { PanelEventStream } from "./panel-event-stream.js";
+import type { PanelEventStream } from "./panel-event-stream.js";
 import { SECURITY_HEADERS, hostAllowed, refuseBare, sameOriginWrite, secretMatches, sameOriginRead, cookieValue } from "./panel-guard.js";
 import type { PanelSignIn } from "./panel-sign-in.js";
 import type { PanelUiFiles } from "./panel-ui-files.js";
@@ -137,7 +137,10 @@ async function handle(request: IncomingMessage, response: ServerResponse, port: 
   }
   let segments: string[];
   try {
-    segments = rest.slice("/api/".length).split("/").map((segment) => decodeURIComponent(segment));
+    segments = rest
+      .slice("/api/".length)
+      .split("/")
+      .map((segment) => decodeURIComponent(segment));
   } catch {
     return refuseBare(response, 404);
   }
@@ -178,7 +181,10 @@ async function handle(request: IncomingMessage, response: ServerResponse, port: 
  * otherwise a short page saying to run `pedelec open` again. Neither the code nor the cookie is ever logged.
  */
 function signIn(response: ServerResponse, method: string, code: string, port: number, signInKeeper: PanelSignIn): void {
-  if (method !== "GET") return refuseBare(response, 405);
+  if (method !== "GET") {
+    refuseBare(response, 405);
+    return;
+  }
   const outcome = signInKeeper.redeem(code);
   if (outcome.ok) {
     log("info", "control panel: a browser signed in with a one-time code");

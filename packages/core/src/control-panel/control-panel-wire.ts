@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EFFORT_LEVELS, effortLevelSchema, providerCodeSchema, sessionIdSchema, type ProviderCode } from "@pedelec/protocol/domain";
-import { publicSettingsSchema, sessionInfoSchema, providerStatusSchema } from "@pedelec/protocol/requests";
+import { type publicSettingsSchema, sessionInfoSchema, providerStatusSchema } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { WireError } from "@pedelec/protocol/wire-error";
 
@@ -12,7 +12,17 @@ import type { WireError } from "@pedelec/protocol/wire-error";
 
 /** A live session as the Sessions page lists it. */
 export const panelSessionSchema = sessionInfoSchema
-  .pick({ sessionId: true, provider: true, effortLevel: true, model: true, sessionCreatedAt: true, status: true, workspace: true, access: true, usage: true })
+  .pick({
+    sessionId: true,
+    provider: true,
+    effortLevel: true,
+    model: true,
+    sessionCreatedAt: true,
+    status: true,
+    workspace: true,
+    access: true,
+    usage: true,
+  })
   .extend({ origin: z.string(), turnCount: z.number().int().min(0), turnRunning: z.boolean() });
 export type PanelSession = z.infer<typeof panelSessionSchema>;
 

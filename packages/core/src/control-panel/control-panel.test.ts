@@ -42,7 +42,6 @@ async function startPanel(options: StartCoreOptions = {}): Promise<Panel> {
   return { url, port: Number(url.port), secret: url.pathname.split("/")[1]! };
 }
 
-
 const api = (panel: Panel, path: string) => `/${panel.secret}/api/${path}`;
 
 async function openPage(): Promise<{ connection: CoreConnection; sessionId: string; events: ReturnType<typeof collectSessionEvents> }> {
@@ -90,8 +89,17 @@ function rawEventStream(panel: Panel) {
     until(test: (text: string) => boolean, timeoutMs = 15_000): Promise<void> {
       if (test(text)) return Promise.resolve();
       return new Promise((resolvePromise, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the stream did not show it within ${timeoutMs} ms; got ${text.length} characters`)), timeoutMs);
-        waiters.push({ test: () => test(text), resolve: () => (clearTimeout(timer), resolvePromise()) });
+        const timer = setTimeout(
+          () => reject(new Error(`the stream did not show it within ${timeoutMs} ms; got ${text.length} characters`)),
+          timeoutMs,
+        );
+        waiters.push({
+          test: () => test(text),
+          resolve: () => {
+            clearTimeout(timer);
+            resolvePromise();
+          },
+        });
       });
     },
   };
@@ -155,7 +163,11 @@ describe("the control panel's door", () => {
     const foreign = await send(panel.port, api(panel, "settings"), { method: "PUT", body: change, headers: { origin: "https://evil.example" } });
     expect(foreign.status).toBe(403);
     await expect(stat(join(home, "settings.json"))).rejects.toMatchObject({ code: "ENOENT" });
-    const own = await send(panel.port, api(panel, "settings"), { method: "PUT", body: change, headers: { origin: `http://127.0.0.1:${panel.port}` } });
+    const own = await send(panel.port, api(panel, "settings"), {
+      method: "PUT",
+      body: change,
+      headers: { origin: `http://127.0.0.1:${panel.port}` },
+    });
     expect(own.status).toBe(200);
     expect(JSON.parse(await readFile(join(home, "settings.json"), "utf8"))).toMatchObject({ defaultEffortLevel: "high" });
   });
@@ -259,7 +271,12 @@ describe("the control panel's providers and settings", () => {
     const panel = await startPanel();
     const answer = JSON.parse((await send(panel.port, api(panel, "providers"))).body) as PanelProvidersAnswer;
     const claude = answer.providers.find((provider) => provider.code === "claude");
-    expect(claude).toMatchObject({ available: true, error: null, version: expect.stringContaining("2.1.332"), executablePath: join(standInDir, "claude") });
+    expect(claude).toMatchObject({
+      available: true,
+      error: null,
+      version: expect.stringContaining("2.1.332"),
+      executablePath: join(standInDir, "claude"),
+    });
     expect(claude?.effortProfiles.high).toEqual({ tokens: ["--effort", "high"], configured: false });
     expect(answer.providers.find((provider) => provider.code === "codex")).toMatchObject({ available: false, error: expect.any(String) });
     expect(answer.settings).toEqual({ defaultProvider: null, defaultEffortLevel: "medium", defaultModels: {} });
@@ -271,7 +288,10 @@ describe("the control panel's providers and settings", () => {
     const refused = await put({ setting: "effortProfile", provider: "claude", level: "low", tokens: ["--effort", "low", "--add-dir=/"] });
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.body)).toEqual({
-      error: { code: "EFFORT_PROFILE_INVALID", message: "effort profile claude/low: flag --add-dir is managed by Pedelec and cannot be set in an effort profile" },
+      error: {
+        code: "EFFORT_PROFILE_INVALID",
+        message: "effort profile claude/low: flag --add-dir is managed by Pedelec and cannot be set in an effort profile",
+      },
     });
     const shell = await put({ setting: "effortProfile", provider: "claude", level: "low", tokens: ["--effort", "low; rm -rf ~"] });
     expect(JSON.parse(shell.body)).toMatchObject({ error: { code: "EFFORT_PROFILE_INVALID", message: expect.stringContaining("shell syntax") } });
@@ -284,8 +304,13 @@ describe("the control panel's providers and settings", () => {
     const accepted = await put({ setting: "effortProfile", provider: "claude", level: "low", tokens: ["--effort", "max"] });
     expect(accepted.status).toBe(200);
     const after = JSON.parse(accepted.body) as PanelProvidersAnswer;
-    expect(after.providers.find((provider) => provider.code === "claude")?.effortProfiles.low).toEqual({ tokens: ["--effort", "max"], configured: true });
-    expect(JSON.parse(await readFile(join(home, "settings.json"), "utf8"))).toMatchObject({ effortProfiles: { claude: { low: ["--effort", "max"] } } });
+    expect(after.providers.find((provider) => provider.code === "claude")?.effortProfiles.low).toEqual({
+      tokens: ["--effort", "max"],
+      configured: true,
+    });
+    expect(JSON.parse(await readFile(join(home, "settings.json"), "utf8"))).toMatchObject({
+      effortProfiles: { claude: { low: ["--effort", "max"] } },
+    });
 
     const { connection: page, sessionId, events } = await openPage();
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "report-args" }, ORIGIN);
@@ -307,7 +332,14 @@ describe("the control panel's providers and settings", () => {
     const put = (body: unknown, headers: Record<string, string> = {}) => send(panel.port, api(panel, "settings"), { method: "PUT", body, headers });
     const before = JSON.parse((await send(panel.port, api(panel, "providers"))).body) as PanelProvidersAnswer;
     expect(before.secrets).toEqual([
-      { key: "ollama.apiKey", provider: "ollama", providerName: "Ollama", label: "API key", description: expect.stringContaining("settings.json (0600)"), set: false },
+      {
+        key: "ollama.apiKey",
+        provider: "ollama",
+        providerName: "Ollama",
+        label: "API key",
+        description: expect.stringContaining("settings.json (0600)"),
+        set: false,
+      },
     ]);
     // Another origin's page cannot set it, nor a form post.
     expect((await put({ setting: "providerSecret", key: "ollama.apiKey", value: key }, { origin: "http://127.0.0.1:3000" })).status).toBe(403);

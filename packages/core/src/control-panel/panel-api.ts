@@ -66,20 +66,22 @@ export function createPanelApi(context: PanelApiContext): PanelApiHandler {
     switch (`${method} ${resource}${id === undefined ? "" : "/:id"}${action === undefined ? "" : `/${action}`}`) {
       case "GET sessions":
         return Promise.resolve(
-          sessions.liveSessions().map(({ origin, info, turnCount }): PanelSession => ({
-            sessionId: info.sessionId,
-            provider: info.provider,
-            effortLevel: info.effortLevel,
-            model: info.model,
-            sessionCreatedAt: info.sessionCreatedAt,
-            status: info.status,
-            workspace: info.workspace,
-            access: info.access,
-            usage: info.usage ?? {},
-            origin,
-            turnCount,
-            turnRunning: info.activeTurn !== null,
-          })),
+          sessions.liveSessions().map(
+            ({ origin, info, turnCount }): PanelSession => ({
+              sessionId: info.sessionId,
+              provider: info.provider,
+              effortLevel: info.effortLevel,
+              model: info.model,
+              sessionCreatedAt: info.sessionCreatedAt,
+              status: info.status,
+              workspace: info.workspace,
+              access: info.access,
+              usage: info.usage ?? {},
+              origin,
+              turnCount,
+              turnRunning: info.activeTurn !== null,
+            }),
+          ),
         );
       case "POST sessions/:id/cancel":
         return (async () => ({ cancelled: await liveSession(id).cancelTurn() }))();

@@ -50,7 +50,6 @@ describe("PanelSignIn", () => {
   });
 });
 
-
 describe("signing a browser in to the control panel", () => {
   let home: string;
   let env: NodeJS.ProcessEnv;
@@ -60,7 +59,11 @@ describe("signing a browser in to the control panel", () => {
   let previousSink: LogSink;
 
   beforeEach(async () => {
-    ({ home, env } = await createCoreHome({ prefix: "pedelec-sign-in-", providerPath: standInDir, stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" } }));
+    ({ home, env } = await createCoreHome({
+      prefix: "pedelec-sign-in-",
+      providerPath: standInDir,
+      stateFolders: { CLAUDE_CONFIG_DIR: "claude-state" },
+    }));
     logged = [];
     previousSink = setLogSink({ write: (record) => void logged.push(JSON.stringify(record)) });
   });
@@ -108,7 +111,11 @@ describe("signing a browser in to the control panel", () => {
     expect(sessions.status).toBe(200);
     expect(JSON.parse(sessions.body)).toEqual([]);
     // The cookie's door hands out no codes: only who holds the secret does.
-    const codes = await send(panel.port, "/panel/api/sign-in-codes", { method: "POST", body: {}, headers: { cookie: sent, origin: `http://127.0.0.1:${panel.port}` } });
+    const codes = await send(panel.port, "/panel/api/sign-in-codes", {
+      method: "POST",
+      body: {},
+      headers: { cookie: sent, origin: `http://127.0.0.1:${panel.port}` },
+    });
     expect(codes.status).toBe(404);
 
     // Nothing secret reached the log: not the secret, not the code, not the cookie.
@@ -163,21 +170,37 @@ describe("signing a browser in to the control panel", () => {
     expect((await send(panel.port, "/panel/api/sessions", { headers: { cookie: `${panel.cookieName}=${"A".repeat(43)}` } })).status).toBe(404);
     expect((await send(panel.port, "/panel/api/sessions", { headers: { cookie: `pedelec-panel-1=${sent.split("=")[1]}` } })).status).toBe(404);
     // A page on another port of 127.0.0.1 is same-site, so the browser sends the cookie; it is refused all the same.
-    const crossPort = await send(panel.port, "/panel/api/sessions", { headers: { cookie: sent, "sec-fetch-site": "same-site", origin: "http://127.0.0.1:3000" } });
+    const crossPort = await send(panel.port, "/panel/api/sessions", {
+      headers: { cookie: sent, "sec-fetch-site": "same-site", origin: "http://127.0.0.1:3000" },
+    });
     expect(crossPort.status).toBe(404);
     expect((await send(panel.port, "/panel/", { headers: { cookie: sent, "sec-fetch-site": "cross-site" } })).status).toBe(404);
     // Changes still need the panel's own Origin and a JSON body, as under the secret.
     const change = { setting: "defaultEffortLevel", value: "high" };
-    expect((await send(panel.port, "/panel/api/settings", { method: "PUT", body: change, headers: { cookie: sent, origin: "http://127.0.0.1:3000" } })).status).toBe(403);
+    expect(
+      (await send(panel.port, "/panel/api/settings", { method: "PUT", body: change, headers: { cookie: sent, origin: "http://127.0.0.1:3000" } }))
+        .status,
+    ).toBe(403);
     const formPost = await send(panel.port, "/panel/api/settings", {
       method: "PUT",
       headers: { cookie: sent, origin: own, "content-type": "application/x-www-form-urlencoded" },
     });
     expect(formPost.status).toBe(400);
-    expect((await send(panel.port, "/panel/api/settings", { method: "PUT", body: change, headers: { cookie: sent, origin: own, "sec-fetch-site": "same-origin" } })).status).toBe(200);
+    expect(
+      (
+        await send(panel.port, "/panel/api/settings", {
+          method: "PUT",
+          body: change,
+          headers: { cookie: sent, origin: own, "sec-fetch-site": "same-origin" },
+        })
+      ).status,
+    ).toBe(200);
     // Codes are given only for a POST under the secret, with the same write checks.
     expect((await send(panel.port, `/${panel.secret}/api/sign-in-codes`)).status).toBe(405);
-    expect((await send(panel.port, `/${panel.secret}/api/sign-in-codes`, { method: "POST", body: {}, headers: { origin: "http://127.0.0.1:3000" } })).status).toBe(403);
+    expect(
+      (await send(panel.port, `/${panel.secret}/api/sign-in-codes`, { method: "POST", body: {}, headers: { origin: "http://127.0.0.1:3000" } }))
+        .status,
+    ).toBe(403);
     expect((await send(panel.port, "/sign-in/x", { method: "POST" })).status).toBe(405);
   });
 });

@@ -16,9 +16,7 @@ export interface PanelSignInOptions {
 }
 
 /** What a presented code led to: a browser session (its token goes into the cookie), or why not. */
-export type SignInOutcome =
-  | { ok: true; token: string; maxAgeSeconds: number }
-  | { ok: false; reason: "unknown" | "expired" | "replayed" };
+export type SignInOutcome = { ok: true; token: string; maxAgeSeconds: number } | { ok: false; reason: "unknown" | "expired" | "replayed" };
 
 interface PendingCode {
   expiresAtMs: number;

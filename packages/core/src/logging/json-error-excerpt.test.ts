@@ -15,8 +15,12 @@ it("leaves out the excerpt V8 quotes from broken JSON, and keeps every other mes
   expect(message).toContain("sk-abcdefg");
   const scrubbed = withoutJsonExcerpt(`${message}; keeping the last good settings`);
   expect(scrubbed).not.toContain("sk-");
-  expect(scrubbed).toBe("/home/user/.pedelec/settings.json is not valid JSON: Unexpected token 's' (excerpt left out) in the JSON; keeping the last good settings");
+  expect(scrubbed).toBe(
+    "/home/user/.pedelec/settings.json is not valid JSON: Unexpected token 's' (excerpt left out) in the JSON; keeping the last good settings",
+  );
   const positional = `settings.json is not valid JSON: ${parseError('{ "a": 1, }')}`;
   expect(withoutJsonExcerpt(positional)).toBe(positional);
-  expect(withoutJsonExcerpt("settings.json is invalid: defaultProvider: Invalid option")).toBe("settings.json is invalid: defaultProvider: Invalid option");
+  expect(withoutJsonExcerpt("settings.json is invalid: defaultProvider: Invalid option")).toBe(
+    "settings.json is invalid: defaultProvider: Invalid option",
+  );
 });

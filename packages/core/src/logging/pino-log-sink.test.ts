@@ -30,7 +30,9 @@ describe("PinoLogSink", () => {
   it("writes the keys log readers know: the record's own ISO time, the level as a word, message, pid", () => {
     const { sink, lines, text } = capture(false);
     sink.write({ time: "2026-05-01T10:00:00.123Z", level: "warn", message: "settings.json is not usable", fields: { problem: "bad" } });
-    expect(lines()).toEqual([{ time: "2026-05-01T10:00:00.123Z", level: "warn", message: "settings.json is not usable", pid: process.pid, problem: "bad" }]);
+    expect(lines()).toEqual([
+      { time: "2026-05-01T10:00:00.123Z", level: "warn", message: "settings.json is not usable", pid: process.pid, problem: "bad" },
+    ]);
     expect(text().endsWith("\n")).toBe(true);
     expect(text().split("\n")).toHaveLength(2);
   });

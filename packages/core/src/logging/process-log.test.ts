@@ -36,7 +36,8 @@ async function exists(path: string): Promise<boolean> {
 describe("EarlyLogBuffer", () => {
   it("hands its records on in order, and past its limit drops the oldest and says how many", () => {
     const buffer = new EarlyLogBuffer(3);
-    for (let index = 0; index < 5; index += 1) buffer.write({ time: `2026-05-01T10:00:0${index}.000Z`, level: "info", message: `line ${index}`, fields: {} });
+    for (let index = 0; index < 5; index += 1)
+      buffer.write({ time: `2026-05-01T10:00:0${index}.000Z`, level: "info", message: `line ${index}`, fields: {} });
     const received: LogRecord[] = [];
     buffer.drainInto({ write: (record) => received.push(record) });
     expect(received.map((record) => [record.level, record.message])).toEqual([
@@ -71,7 +72,8 @@ describe("ProcessLog", () => {
       ]);
       expect(Date.parse(lines[1]!.time as string)).toBeLessThanOrEqual(Date.parse(earlyTime));
       expect(Date.parse(lines[2]!.time as string)).toBeGreaterThan(Date.parse(earlyTime));
-      for (const line of lines) expect(line).toMatchObject({ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), pid: process.pid });
+      for (const line of lines)
+        expect(line).toMatchObject({ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), pid: process.pid });
       expect(lines[1]).toMatchObject({ problem: "bad", apiKey: "[redacted]" });
       expect((await stat(join(folder, "core.log"))).mode & 0o777).toBe(0o600);
     } finally {

@@ -82,7 +82,8 @@ export class ProcessLog implements LogSink {
       return;
     }
     this.#early.write(record);
-    if ((record.level !== "debug" || this.#debug) && this.#shouldMirror()) process.stderr.write(plainLogLine(record, this.#debug ? record.fields : redactFields(record.fields)));
+    if ((record.level !== "debug" || this.#debug) && this.#shouldMirror())
+      process.stderr.write(plainLogLine(record, this.#debug ? record.fields : redactFields(record.fields)));
   }
 
   /**
@@ -111,7 +112,12 @@ export class ProcessLog implements LogSink {
       }
       this.#fileLogger = fileLogger;
       if (failure !== undefined) {
-        this.write({ time: new Date().toISOString(), level: "warn", message: "pino could not be loaded; log lines are written without it", fields: { error: describeError(failure) } });
+        this.write({
+          time: new Date().toISOString(),
+          level: "warn",
+          message: "pino could not be loaded; log lines are written without it",
+          fields: { error: describeError(failure) },
+        });
       }
     })();
     return this.#starting;

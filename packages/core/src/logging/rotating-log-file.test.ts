@@ -23,14 +23,19 @@ function numberedLine(writer: string, index: number): string {
 /** Every file of the log, oldest first (core.log.<keep> … core.log.1, core.log), and what else the folder holds. */
 async function logFiles(): Promise<{ names: string[]; others: string[] }> {
   const all = await readdir(folder);
-  const rotated = all.filter((name) => /^core\.log\.\d+$/.test(name)).sort((first, second) => Number(second.split(".").pop()) - Number(first.split(".").pop()));
+  const rotated = all
+    .filter((name) => /^core\.log\.\d+$/.test(name))
+    .sort((first, second) => Number(second.split(".").pop()) - Number(first.split(".").pop()));
   const names = [...rotated, ...(all.includes("core.log") ? ["core.log"] : [])];
   return { names, others: all.filter((name) => !names.includes(name)) };
 }
 
 async function linesOf(names: readonly string[]): Promise<string[]> {
   const texts = await Promise.all(names.map((name) => readFile(join(folder, name), "utf8")));
-  return texts.join("").split("\n").filter((line) => line !== "");
+  return texts
+    .join("")
+    .split("\n")
+    .filter((line) => line !== "");
 }
 
 describe("RotatingLogFile in one process", () => {
@@ -57,7 +62,9 @@ describe("RotatingLogFile in one process", () => {
     file.close();
     const { names } = await logFiles();
     expect(names.length).toBeGreaterThan(20);
-    expect((await linesOf(names)).map((line) => (JSON.parse(line) as { index: number }).index)).toEqual(Array.from({ length: 500 }, (_, index) => index));
+    expect((await linesOf(names)).map((line) => (JSON.parse(line) as { index: number }).index)).toEqual(
+      Array.from({ length: 500 }, (_, index) => index),
+    );
   });
 
   it("creates the file 0600 and its folder 0700 when they are missing", async () => {
@@ -122,7 +129,9 @@ file.close();`,
 
   function runWriter(writer: string, count: number, maxBytes: number, keep: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [writerProgram, join(folder, "core.log"), writer, String(count), String(maxBytes), String(keep)], { stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [writerProgram, join(folder, "core.log"), writer, String(count), String(maxBytes), String(keep)], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
       child.on("error", reject);

@@ -58,7 +58,11 @@ function isRunning(pid: number): boolean {
   }
 }
 
-async function run(args: string[], parser: CliStreamParser<{ lines: string[] }>, options: { onEvent?: (event: ProviderEvent, controller: AbortController) => void } = {}) {
+async function run(
+  args: string[],
+  parser: CliStreamParser<{ lines: string[] }>,
+  options: { onEvent?: (event: ProviderEvent, controller: AbortController) => void } = {},
+) {
   const controller = new AbortController();
   const pids: number[] = [];
   const events: ProviderEvent[] = [];
@@ -90,7 +94,10 @@ describe("runCliTurn and a parser's request to stop the turn", () => {
   const refused = new PedelecError("PROVIDER_NOT_AUTHENTICATED", "the key was refused", { provider: "claude" });
 
   it("kills the CLI at once and fails the turn with the request's error, without asking the plan's outcome", async () => {
-    const { outcome, events, pids, outcomeAsked, elapsedMs } = await run(hangingCli(["starting", "refused", "never read"]), parserStoppingOn({ refused }));
+    const { outcome, events, pids, outcomeAsked, elapsedMs } = await run(
+      hangingCli(["starting", "refused", "never read"]),
+      parserStoppingOn({ refused }),
+    );
     expect(outcome).toEqual({ ok: false, error: refused });
     expect(outcomeAsked).toBe(false);
     expect(elapsedMs).toBeLessThan(5_000);
@@ -117,7 +124,10 @@ describe("runCliTurn and a parser's request to stop the turn", () => {
   });
 
   it("honours a request made when the stream ended, after the CLI exited on its own", async () => {
-    const { outcome, outcomeAsked } = await run(["-e", "console.log('done')"], parserStoppingOn({}, [{ type: "turn-stop-requested", error: refused }]));
+    const { outcome, outcomeAsked } = await run(
+      ["-e", "console.log('done')"],
+      parserStoppingOn({}, [{ type: "turn-stop-requested", error: refused }]),
+    );
     expect(outcome).toEqual({ ok: false, error: refused });
     expect(outcomeAsked).toBe(false);
   });

@@ -43,7 +43,16 @@ describe("LoginShellPath", () => {
     const slow = await shell(`sleep 30 & echo $! > "${background}"; trap 'rm -f "${lock}"; exit 143' TERM; : > "${lock}"; sleep 30`);
     expect(await new LoginShellPath({ SHELL: slow }, 300).directories()).toEqual([]);
     const backgroundPid = Number(await readFile(background, "utf8"));
-    await expect.poll(() => access(lock).then(() => "held", () => "released"), { timeout: 5_000, interval: 20 }).toBe("released");
+    await expect
+      .poll(
+        () =>
+          access(lock).then(
+            () => "held",
+            () => "released",
+          ),
+        { timeout: 5_000, interval: 20 },
+      )
+      .toBe("released");
     await expect.poll(() => isProcessRunning(backgroundPid), { timeout: 5_000, interval: 20 }).toBe(false);
   });
 
@@ -52,7 +61,16 @@ describe("LoginShellPath", () => {
     const slow = await shell(`sleep 30 & echo $! > "${background}"; sleep 30`);
     const shellPath = new LoginShellPath({ SHELL: slow }, 20_000);
     const reading = shellPath.directories();
-    await expect.poll(() => readFile(background, "utf8").then((text) => /^\d+\n$/.test(text), () => false), { timeout: 5_000, interval: 20 }).toBe(true);
+    await expect
+      .poll(
+        () =>
+          readFile(background, "utf8").then(
+            (text) => /^\d+\n$/.test(text),
+            () => false,
+          ),
+        { timeout: 5_000, interval: 20 },
+      )
+      .toBe(true);
     const started = Date.now();
     shellPath.stop();
     expect(await reading).toEqual([]);

@@ -106,7 +106,10 @@ function pathBetweenMarkers(text: string): string[] {
   const start = text.lastIndexOf(START);
   const end = start < 0 ? -1 : text.indexOf(END, start);
   if (end < 0) return [];
-  return text.slice(start + START.length, end).split(":").filter((entry) => isAbsolute(entry));
+  return text
+    .slice(start + START.length, end)
+    .split(":")
+    .filter((entry) => isAbsolute(entry));
 }
 
 /**

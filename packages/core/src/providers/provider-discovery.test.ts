@@ -3,13 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ProviderAdapter } from "./provider-adapter.js";
-import {
-  discoverProvider,
-  findExecutable,
-  notInstalledDiscovery,
-  probeVersion,
-  providerSearchPath,
-} from "./provider-discovery.js";
+import { discoverProvider, findExecutable, notInstalledDiscovery, probeVersion, providerSearchPath } from "./provider-discovery.js";
 
 let root: string;
 beforeEach(async () => {
@@ -36,14 +30,7 @@ describe("providerSearchPath", () => {
       PATH: `/usr/bin${path.delimiter}relative/bin${path.delimiter}/usr/bin/${path.delimiter}/bin`,
       HOME: "/home/ada",
     });
-    expect(directories).toEqual([
-      "/opt/stand-ins",
-      "/usr/local/bin",
-      "/usr/bin",
-      "/bin",
-      "/home/ada/.local/bin",
-      "/opt/homebrew/bin",
-    ]);
+    expect(directories).toEqual(["/opt/stand-ins", "/usr/local/bin", "/usr/bin", "/bin", "/home/ada/.local/bin", "/opt/homebrew/bin"]);
   });
 
   it("works with no PATH at all", () => {

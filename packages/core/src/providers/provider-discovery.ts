@@ -21,9 +21,7 @@ export function providerSearchPath(env: Record<string, string | undefined>, with
   const candidates = [
     ...splitPathList(env.PEDELEC_PROVIDER_PATH),
     ...splitPathList(env.PATH),
-    ...(withFallbacks ? FALLBACK_DIRECTORIES : []).map((directory) =>
-      directory.startsWith("~/") ? path.join(home, directory.slice(2)) : directory,
-    ),
+    ...(withFallbacks ? FALLBACK_DIRECTORIES : []).map((directory) => (directory.startsWith("~/") ? path.join(home, directory.slice(2)) : directory)),
   ];
   const seen = new Set<string>();
   const directories: string[] = [];
@@ -169,7 +167,12 @@ export async function discoverProvider(
     const binDir = resolveCorePaths(env).binDir;
     const installed = path.join(binDir, adapter.programName);
     if (!(await isExecutableFile(installed))) {
-      return { available: false, executablePath: null, version: null, error: `${adapter.programName} is not installed in ${binDir}; run \`pedelec install\`` };
+      return {
+        available: false,
+        executablePath: null,
+        version: null,
+        error: `${adapter.programName} is not installed in ${binDir}; run \`pedelec install\``,
+      };
     }
     return probe(adapter, installed, signal, definedOnly(env));
   }

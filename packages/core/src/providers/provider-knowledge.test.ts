@@ -12,7 +12,8 @@ async function sourceFiles(dir: string): Promise<string[]> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== "node_modules" && entry.name !== "dist" && entry.name !== "testing" && entry.name !== "fixtures") files.push(...(await sourceFiles(path)));
+      if (entry.name !== "node_modules" && entry.name !== "dist" && entry.name !== "testing" && entry.name !== "fixtures")
+        files.push(...(await sourceFiles(path)));
     } else if (/\.(ts|tsx|mts|mjs)$/.test(entry.name) && !/\.test(-d)?\.|\.kit\.test\./.test(entry.name)) {
       files.push(path);
     }

@@ -83,12 +83,7 @@ describe("runProviderProcess", () => {
     expect(tags).toHaveLength(1);
     expect(isProcessTag(tags[0]!)).toBe(true);
     expect(tags[0]).not.toBe("0".repeat(32));
-    expect(lines).toEqual([
-      `cwd=${await realpath(workspace)}`,
-      "prompt=hello\u00e9",
-      "env=PEDELEC_PROCESS_TAG,PEDELEC_THREAD_ID",
-      `tag=${tags[0]}`,
-    ]);
+    expect(lines).toEqual([`cwd=${await realpath(workspace)}`, "prompt=hello\u00e9", "env=PEDELEC_PROCESS_TAG,PEDELEC_THREAD_ID", `tag=${tags[0]}`]);
   });
 
   it("caps stderr at 64 KiB and says so", async () => {
@@ -244,24 +239,27 @@ describe("runProviderProcess", () => {
     expect(isGone(leader)).toBe(true);
   });
 
-  it.skipIf(!hasProc)("ends a background grandchild in its own session left by a CLI that exited 0, without waiting out the drain grace", async () => {
-    // The CLI is node, starting its tool detached (setsid), as Claude Code and OpenCode do; the tool holds stdout.
-    const script = `
+  it.skipIf(!hasProc)(
+    "ends a background grandchild in its own session left by a CLI that exited 0, without waiting out the drain grace",
+    async () => {
+      // The CLI is node, starting its tool detached (setsid), as Claude Code and OpenCode do; the tool holds stdout.
+      const script = `
       const { spawn } = require("node:child_process");
       const tool = spawn("/bin/sh", ["-c", "echo $$ > grandchild.pid; exec sleep 300"], { detached: true, stdio: ["ignore", "inherit", "inherit"] });
       tool.unref();
       console.log("answer");
       setTimeout(() => process.exit(0), 100);`;
-    const startedAt = Date.now();
-    const { result, lines } = run(script, { drainGraceMs: 5_000 });
-    const settled = await result;
-    const elapsed = Date.now() - startedAt;
-    const grandchild = await announcedPid("grandchild.pid");
-    expect(settled.exitCode).toBe(0);
-    expect(lines).toEqual(["answer"]);
-    expect(isGone(grandchild)).toBe(true);
-    expect(elapsed).toBeLessThan(4_000);
-  });
+      const startedAt = Date.now();
+      const { result, lines } = run(script, { drainGraceMs: 5_000 });
+      const settled = await result;
+      const elapsed = Date.now() - startedAt;
+      const grandchild = await announcedPid("grandchild.pid");
+      expect(settled.exitCode).toBe(0);
+      expect(lines).toEqual(["answer"]);
+      expect(isGone(grandchild)).toBe(true);
+      expect(elapsed).toBeLessThan(4_000);
+    },
+  );
 
   it.skipIf(!hasProc)("ends the tool of a CLI that crashed (killed by SIGKILL) and orphaned it", async () => {
     const settled = await runProviderProcess({
@@ -278,26 +276,29 @@ describe("runProviderProcess", () => {
     expect(isGone(grandchild)).toBe(true);
   });
 
-  it.skipIf(!hasProc)("ends a stdout-holding grandchild that ignores SIGTERM within the kill grace, the drain grace bounding the reading", async () => {
-    const startedAt = Date.now();
-    const settled = await runProviderProcess({
-      executablePath: "/bin/sh",
-      args: ["-c", `echo done; ${inOwnSession("grandchild.pid", `trap "" TERM; exec sleep 300`)} & sleep 0.2; exit 0`],
-      cwd: workspace,
-      env: baseEnv,
-      stdin: "",
-      signal: new AbortController().signal,
-      drainGraceMs: 300,
-      killGraceMs: 1_000,
-      onStdoutLine: () => {},
-    });
-    const elapsed = Date.now() - startedAt;
-    const grandchild = await announcedPid("grandchild.pid");
-    expect(settled.exitCode).toBe(0);
-    expect(isGone(grandchild)).toBe(true);
-    expect(elapsed).toBeGreaterThanOrEqual(1_000);
-    expect(elapsed).toBeLessThan(4_000);
-  });
+  it.skipIf(!hasProc)(
+    "ends a stdout-holding grandchild that ignores SIGTERM within the kill grace, the drain grace bounding the reading",
+    async () => {
+      const startedAt = Date.now();
+      const settled = await runProviderProcess({
+        executablePath: "/bin/sh",
+        args: ["-c", `echo done; ${inOwnSession("grandchild.pid", `trap "" TERM; exec sleep 300`)} & sleep 0.2; exit 0`],
+        cwd: workspace,
+        env: baseEnv,
+        stdin: "",
+        signal: new AbortController().signal,
+        drainGraceMs: 300,
+        killGraceMs: 1_000,
+        onStdoutLine: () => {},
+      });
+      const elapsed = Date.now() - startedAt;
+      const grandchild = await announcedPid("grandchild.pid");
+      expect(settled.exitCode).toBe(0);
+      expect(isGone(grandchild)).toBe(true);
+      expect(elapsed).toBeGreaterThanOrEqual(1_000);
+      expect(elapsed).toBeLessThan(4_000);
+    },
+  );
 
   it.skipIf(!hasProc)("spares processes with the same variable set to another value, or the tag under another name", async () => {
     const bystander = spawn("sleep", ["300"], {

@@ -15,9 +15,9 @@ describe("scrubProviderText: endpoints", () => {
     expect(
       scrubProviderText("Reconnecting... 1/5 (unexpected status 401 Unauthorized: stand-in says 401, url: http://127.0.0.1:41404/v1/responses)"),
     ).toBe("Reconnecting... 1/5 (unexpected status 401 Unauthorized: stand-in says 401, url: <endpoint>)");
-    expect(
-      scrubProviderText("API Error: 529 stand-in says 529. If it persists, check your inference gateway (127.0.0.1:41403)."),
-    ).toBe("API Error: 529 stand-in says 529. If it persists, check your inference gateway (<endpoint>).");
+    expect(scrubProviderText("API Error: 529 stand-in says 529. If it persists, check your inference gateway (127.0.0.1:41403).")).toBe(
+      "API Error: 529 stand-in says 529. If it persists, check your inference gateway (<endpoint>).",
+    );
     expect(scrubProviderText("error sending request for url (https://api.openai.com/v1/responses))")).toBe(
       "error sending request for url (<endpoint>))",
     );
@@ -32,7 +32,7 @@ describe("scrubProviderText: endpoints", () => {
       ["ws wss://realtime.example.com/socket?token=s3cr3t", "ws <endpoint>"],
       ["quoted 'http://10.0.0.2/a' and \"https://x.test/b\"", "quoted '<endpoint>' and \"<endpoint>\""],
       ['json {"url":"http://127.0.0.1:9/v1"}', 'json {"url":"<endpoint>"}'],
-      ["escaped {\\\"url\\\":\\\"http://127.0.0.1:9/v1\\\"}", "escaped {\\\"url\\\":\\\"<endpoint>\\\"}"],
+      ['escaped {\\"url\\":\\"http://127.0.0.1:9/v1\\"}', 'escaped {\\"url\\":\\"<endpoint>\\"}'],
       ["balanced https://en.example.org/wiki/A_(b) ok", "balanced <endpoint> ok"],
       ["sentence end http://h.example/x.", "sentence end <endpoint>."],
       ["two http://a.example/1 http://b.example/2", "two <endpoint> <endpoint>"],
@@ -189,7 +189,12 @@ describe("scrubbing errors, outcomes and activities", () => {
       title: "curl <endpoint>",
       detail: "<redacted>",
     });
-    expect(scrubActivity({ id: "b", kind: "other", status: "started", title: "plain" })).toEqual({ id: "b", kind: "other", status: "started", title: "plain" });
+    expect(scrubActivity({ id: "b", kind: "other", status: "started", title: "plain" })).toEqual({
+      id: "b",
+      kind: "other",
+      status: "started",
+      title: "plain",
+    });
   });
 });
 

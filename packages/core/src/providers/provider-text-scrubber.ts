@@ -24,7 +24,7 @@ const URL_TAIL = String.raw`[^\s"'<>\x60\\]*`;
 /** An optional `:port` that is a whole number. */
 const PORT = String.raw`(?::\d{1,5}(?!\d))?`;
 /** An optional path (or query) right after a bare address. */
-const PATH = String.raw`(?:[/?]${URL_TAIL})?`;
+const PATH = `(?:[/?]${URL_TAIL})?`;
 
 /** `scheme://anything up to whitespace or a quote`, userinfo, IPv6 hosts and query strings included. */
 const URL_WITH_SCHEME = new RegExp(String.raw`(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/${URL_TAIL}`, "g");
@@ -43,14 +43,11 @@ const BARE_LOCALHOST = new RegExp(String.raw`(?<![\w.-])localhost:\d{1,5}(?!\d)$
  * with only a line number (`notes.md:12`) looks the same and is replaced too: a lost line number costs less than a
  * leaked gateway.
  */
-const BARE_HOST_PORT = new RegExp(
-  String.raw`(?<![\w./:-])(?:[A-Za-z0-9-]{1,63}\.){1,16}[A-Za-z]{2,24}:\d{2,5}(?!\w|[:.]\d)${PATH}`,
-  "g",
-);
+const BARE_HOST_PORT = new RegExp(String.raw`(?<![\w./:-])(?:[A-Za-z0-9-]{1,63}\.){1,16}[A-Za-z]{2,24}:\d{2,5}(?!\w|[:.]\d)${PATH}`, "g");
 
 /** A value after a name that says it is a credential: `x-api-key: …`, `Authorization: Bearer …`, `"password":"…"`. */
 const NAMED_SECRET = new RegExp(
-  String.raw`(?<![A-Za-z0-9])((?:x-)?api[-_]?key|x-goog-api-key|(?:proxy-)?authorization|(?:access|refresh|auth|id|session)[-_]?token|client[-_]?secret|secret[-_]?key|password|passwd|secret|token)` +
+  "(?<![A-Za-z0-9])((?:x-)?api[-_]?key|x-goog-api-key|(?:proxy-)?authorization|(?:access|refresh|auth|id|session)[-_]?token|client[-_]?secret|secret[-_]?key|password|passwd|secret|token)" +
     String.raw`(\\?["']?[ \t]{0,4}[:=][ \t]{0,4}\\?["']?)((?:bearer|basic)[ \t]{1,4})?[^\s"'\\,;&)}\]<>]+`,
   "gi",
 );

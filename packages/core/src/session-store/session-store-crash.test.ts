@@ -61,7 +61,10 @@ function killMidBurst(linesBeforeKill: number): Promise<number> {
         reject(new Error(`the writer stopped by itself (code ${code}, signal ${signal}): ${stderr}`));
         return;
       }
-      const complete = stdout.slice(0, stdout.lastIndexOf("\n") + 1).trim().split("\n");
+      const complete = stdout
+        .slice(0, stdout.lastIndexOf("\n") + 1)
+        .trim()
+        .split("\n");
       resolvePromise(Number(complete.at(-1)));
     });
   });

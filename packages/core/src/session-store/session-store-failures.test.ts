@@ -131,7 +131,10 @@ describe("SessionStore and a lock held by another process", () => {
     // A fresh file is in rollback-journal mode, where an exclusive lock keeps even readers out.
     openSqliteDatabase(file).close();
     holdExclusiveLock();
-    expect(openFailure({ busyTimeoutMs: 100 })).toMatchObject({ code: "SESSION_STORE_FAILED", message: expect.stringContaining("locked by another process") });
+    expect(openFailure({ busyTimeoutMs: 100 })).toMatchObject({
+      code: "SESSION_STORE_FAILED",
+      message: expect.stringContaining("locked by another process"),
+    });
   });
 
   it("fails a write while the lock is held and loses nothing once it is released", () => {

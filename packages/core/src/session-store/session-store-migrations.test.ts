@@ -162,7 +162,9 @@ describe("session store migrations", () => {
     expect(() => SessionStore.open(file)).toThrow(
       expect.objectContaining({
         code: "SESSION_STORE_FAILED",
-        message: expect.stringMatching(/could not be brought to schema version 2 \(the turn a session is running\): duplicate column.*left at version 1$/),
+        message: expect.stringMatching(
+          /could not be brought to schema version 2 \(the turn a session is running\): duplicate column.*left at version 1$/,
+        ),
       }),
     );
     expect(schemaVersion()).toBe(1);

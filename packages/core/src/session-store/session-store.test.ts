@@ -158,7 +158,10 @@ describe("SessionStore: events", () => {
     store.insertSession(storedSession("session-events-1", { status: "idle", activeTurn: null }));
     store.insertSession(storedSession("session-events-2"));
     for (let seq = 1; seq <= 20; seq += 1) {
-      store.appendEvent(chatDelta("session-events-1", seq), seq === 1 ? { status: "running", activeTurn: { turnId: "turn-3", turnKind: "user" } } : undefined);
+      store.appendEvent(
+        chatDelta("session-events-1", seq),
+        seq === 1 ? { status: "running", activeTurn: { turnId: "turn-3", turnKind: "user" } } : undefined,
+      );
       store.appendEvent(chatDelta("session-events-2", seq, `other ${seq}`));
     }
     store.appendEvent(chatDelta("session-events-1", 21), { status: "idle", activeTurn: null, providerSessionId: "conversation-8" });
@@ -186,7 +189,9 @@ describe("SessionStore: events", () => {
     expect(() => store.appendEvent(chatDelta("session-replayed-1", 2, "again"), { status: "error" })).toThrow(
       expect.objectContaining({ code: "SESSION_STORE_FAILED", message: expect.stringContaining("not newer than the stored seq 2") }),
     );
-    expect(() => store.appendEvent(chatDelta("session-replayed-1", 1), { status: "error" })).toThrow(expect.objectContaining({ code: "SESSION_STORE_FAILED" }));
+    expect(() => store.appendEvent(chatDelta("session-replayed-1", 1), { status: "error" })).toThrow(
+      expect.objectContaining({ code: "SESSION_STORE_FAILED" }),
+    );
     expect(store.get("session-replayed-1")).toEqual(before);
     expect(store.eventsAfter("session-replayed-1", 0)).toEqual([chatDelta("session-replayed-1", 1), chatDelta("session-replayed-1", 2)]);
   });
@@ -230,7 +235,6 @@ describe("SessionStore: events", () => {
     store.close();
     expect(eventRows("session-ending-1")).toBe(0);
   });
-
 });
 
 describe("SessionStore.pruneEnded", () => {

@@ -256,7 +256,6 @@ export class SessionStore {
       statements.deleteEvents.run(sessionId);
     });
 
-
     this.#pruneEnded = database.transaction((keep: number, endedBefore: string) => {
       const ids = statements.endedToPrune.all({ keep, ended_before: endedBefore });
       for (const id of ids) {

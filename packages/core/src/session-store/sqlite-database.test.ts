@@ -90,7 +90,11 @@ describe.each(availableDrivers())("openSqliteDatabase with %s", (driver) => {
     expect(update.run({ text: "changed", id: 2 }).changes).toBe(1);
     expect(update.run({ text: "nobody", id: 9 }).changes).toBe(0);
 
-    expect({ ...database.prepare<[number], Record<string, unknown>>("SELECT * FROM notes WHERE id = ?").get(1) }).toEqual({ id: 1, text: "first", score: 7 });
+    expect({ ...database.prepare<[number], Record<string, unknown>>("SELECT * FROM notes WHERE id = ?").get(1) }).toEqual({
+      id: 1,
+      text: "first",
+      score: 7,
+    });
     expect(database.prepare<[number]>("SELECT * FROM notes WHERE id = ?").get(3)).toBeUndefined();
     expect(database.prepare<[], string>("SELECT text FROM notes ORDER BY id").pluck().all()).toEqual(["first", "changed"]);
     expect(database.prepare<[], number | null>("SELECT score FROM notes WHERE id = 2").pluck().get()).toBeNull();

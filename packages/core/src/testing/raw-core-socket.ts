@@ -75,7 +75,8 @@ export class RawCoreSocket {
     for (;;) {
       const found = this.received.find((received) => match(received.frame));
       if (found) return found;
-      if (this.#isClosed) throw new Error(`the socket closed without such a frame; got ${JSON.stringify(this.received.map((received) => received.frame))}`);
+      if (this.#isClosed)
+        throw new Error(`the socket closed without such a frame; got ${JSON.stringify(this.received.map((received) => received.frame))}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no matching frame within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {

@@ -13,7 +13,7 @@ import { PageGateway } from "../page-gateway.js";
 import type { PortSender } from "../page-port.js";
 import { RevocationStore } from "../revocation-store.js";
 import { WorkspaceConsentStore } from "../workspace-consent-store.js";
-import { FakeNativeChannel, FakeNativeHost, FakePagePort, FakeWindows, MemoryStorage, sessionInfo } from "./fakes.js";
+import { type FakeNativeChannel, FakeNativeHost, FakePagePort, FakeWindows, MemoryStorage, sessionInfo } from "./fakes.js";
 
 // A PageGateway wired to fakes of Chrome's storage, windows, page ports and native host, as the service worker wires
 // the real ones.

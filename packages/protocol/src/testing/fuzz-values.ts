@@ -67,10 +67,7 @@ export const deepValue: fc.Arbitrary<unknown> = fc
 export const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof({ arbitrary: jsonValue, weight: 4 }, { arbitrary: deepValue, weight: 1 });
 
 /** Raw bytes, some empty, some long. */
-export const rawBytes: fc.Arbitrary<Uint8Array> = fc.oneof(
-  fc.uint8Array({ maxLength: 64 }),
-  fc.uint8Array({ minLength: 64, maxLength: 4096 }),
-);
+export const rawBytes: fc.Arbitrary<Uint8Array> = fc.oneof(fc.uint8Array({ maxLength: 64 }), fc.uint8Array({ minLength: 64, maxLength: 4096 }));
 
 /** The ways one field of a valid message is spoiled. `valid` leaves the message as it was. */
 export type Mutation = "valid" | "wrong-type" | "missing" | "extra-key" | "oversize-string" | "unknown-type" | "nonsense-id";
@@ -176,6 +173,8 @@ export function mutatedMessage(templates: readonly Record<string, unknown>[]): f
           return { mutation, at: idPath.join("."), message };
         }
       }
+      const unknownMutation: never = mutation;
+      throw new Error(`unknown mutation: ${String(unknownMutation)}`);
     });
 }
 
@@ -207,7 +206,10 @@ export class OutcomeTally {
   }
 
   toString(): string {
-    return [...this.#counts].sort(([, left], [, right]) => right - left).map(([outcome, count]) => `${outcome}=${count}`).join(" ");
+    return [...this.#counts]
+      .sort(([, left], [, right]) => right - left)
+      .map(([outcome, count]) => `${outcome}=${count}`)
+      .join(" ");
   }
 }
 

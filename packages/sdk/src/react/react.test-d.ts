@@ -56,7 +56,7 @@ describe("usePedelecSession", () => {
   });
 
   it("has a session without tool names when no tools are declared", () => {
-    expectTypeOf(usePedelecSession().session).toEqualTypeOf<PedelecSession<never, {}> | null>();
+    expectTypeOf(usePedelecSession().session).toEqualTypeOf<PedelecSession<never, Record<never, unknown>> | null>();
   });
 
   it("reports the session's statuses plus inactive and connecting", () => {

@@ -185,9 +185,19 @@ describe("messages, activity, status and error", () => {
     const turn = await kit.agent.nextTurn();
     const id = turn.activity({ kind: "command", status: "started", title: "npm test" });
     turn.activity("Reading files");
-    await waitFor(() => expect(probe.result.activity.map((item) => [item.title, item.status])).toEqual([["npm test", "started"], ["Reading files", "completed"]]));
+    await waitFor(() =>
+      expect(probe.result.activity.map((item) => [item.title, item.status])).toEqual([
+        ["npm test", "started"],
+        ["Reading files", "completed"],
+      ]),
+    );
     turn.activity({ id, kind: "command", status: "completed", title: "npm test", detail: "12 passed" });
-    await waitFor(() => expect(probe.result.activity.map((item) => [item.title, item.status])).toEqual([["npm test", "completed"], ["Reading files", "completed"]]));
+    await waitFor(() =>
+      expect(probe.result.activity.map((item) => [item.title, item.status])).toEqual([
+        ["npm test", "completed"],
+        ["Reading files", "completed"],
+      ]),
+    );
     turn.complete("Done.");
     await expect(first).resolves.toEqual({ ok: true });
     const second = startSend(probe, "again");
@@ -399,7 +409,9 @@ describe("tool handlers", () => {
       const tools = [defineTool({ name: "add_note", description: "Add a note.", argsSchema: noteArgsSchema, handler: () => ({ count }) })] as const;
       return (
         <>
-          <button onClick={() => setCount((value) => value + 1)}>more</button>
+          <button type="button" onClick={() => setCount((value) => value + 1)}>
+            more
+          </button>
           <Chat probe={probe} options={{ skills: { guidance: `Count is ${count}.`, tools } }} />
         </>
       );
@@ -461,7 +473,9 @@ describe("without a provider", () => {
     }
     const consoleError = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
-      expect(() => render(<Orphan />)).toThrow(expect.objectContaining({ code: "INVALID_INPUT", message: expect.stringContaining("usePedelecSession()") }));
+      expect(() => render(<Orphan />)).toThrow(
+        expect.objectContaining({ code: "INVALID_INPUT", message: expect.stringContaining("usePedelecSession()") }),
+      );
     } finally {
       consoleError.mockRestore();
     }

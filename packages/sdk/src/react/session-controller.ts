@@ -136,23 +136,28 @@ export class SessionController {
   #attach(client: Pedelec, key: string): void {
     const abort = new AbortController();
     let attachment!: Attachment;
-    const ready = client.createSession(createSessionInput(this.latestOptions, () => this.latestOptions), { signal: abort.signal }).then(
-      (session) => {
-        if (attachment !== this.#current) {
-          // Let go of while the answer travelled: nobody will hold it.
-          void session.end().catch(ignore);
-          throw new PedelecError("SESSION_ENDED", "The session was let go of before it was created");
-        }
-        attachment.session = session;
-        this.#follow(attachment, session);
-        return session;
-      },
-      (error: unknown) => {
-        const failure = PedelecError.from(error, "SESSION_ERROR");
-        this.#update(attachment, () => ({ ...INACTIVE_STATE, status: "error", error: failure }));
-        throw failure;
-      },
-    );
+    const ready = client
+      .createSession(
+        createSessionInput(this.latestOptions, () => this.latestOptions),
+        { signal: abort.signal },
+      )
+      .then(
+        (session) => {
+          if (attachment !== this.#current) {
+            // Let go of while the answer travelled: nobody will hold it.
+            void session.end().catch(ignore);
+            throw new PedelecError("SESSION_ENDED", "The session was let go of before it was created");
+          }
+          attachment.session = session;
+          this.#follow(attachment, session);
+          return session;
+        },
+        (error: unknown) => {
+          const failure = PedelecError.from(error, "SESSION_ERROR");
+          this.#update(attachment, () => ({ ...INACTIVE_STATE, status: "error", error: failure }));
+          throw failure;
+        },
+      );
     // A failure is in the state; send() awaits `ready` itself and turns it into its outcome.
     ready.catch(ignore);
     attachment = { client, key, abort, ready, session: null, unsubscribe: [], activityTurnId: undefined };

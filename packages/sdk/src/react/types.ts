@@ -73,14 +73,13 @@ export type SendOutcome =
  * const options: UsePedelecSessionOptions = { provider: "claude", effortLevel: "low", enabled: connected };
  * ```
  */
-export type UsePedelecSessionOptions<TTools extends readonly ToolDefinition[] = readonly ToolDefinition[]> =
-  CreateSessionOptions<TTools> & {
-    /**
-     * False: no session is created (and a live one is ended), e.g. until the user presses "Connect", since the first
-     * `createSession()` of an origin opens the extension's approval popup. Default true.
-     */
-    enabled?: boolean;
-  };
+export type UsePedelecSessionOptions<TTools extends readonly ToolDefinition[] = readonly ToolDefinition[]> = CreateSessionOptions<TTools> & {
+  /**
+   * False: no session is created (and a live one is ended), e.g. until the user presses "Connect", since the first
+   * `createSession()` of an origin opens the extension's approval popup. Default true.
+   */
+  enabled?: boolean;
+};
 
 /**
  * What `usePedelecSession()` returns: the session and its state as plain values that re-render the component when

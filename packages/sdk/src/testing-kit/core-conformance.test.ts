@@ -53,7 +53,12 @@ const scenarios: Scenario[] = [
   },
   { name: "two messages", steps: [{ delta: "One" }, { message: "One" }, { delta: "Two" }, { message: "Two" }], ending: "complete" },
   { name: "a turn that fails with a code", steps: [{ delta: "Trying" }], ending: { fail: "PROVIDER_FAILED" } },
-  { name: "a tool call that times out, then the turn goes on", streams: false, steps: [{ tool: "timed-out" }, { message: "Gave up" }], ending: "complete" },
+  {
+    name: "a tool call that times out, then the turn goes on",
+    streams: false,
+    steps: [{ tool: "timed-out" }, { message: "Gave up" }],
+    ending: "complete",
+  },
   { name: "the page cancels while a tool call waits", steps: [{ delta: "Working" }, { tool: "answered" }], ending: "page-cancels-during-tool" },
   { name: "the page ends the session while a tool call waits", steps: [{ tool: "answered" }], ending: "page-ends-during-tool" },
   { name: "a prepare turn", kind: "prepare", streams: false, steps: [{ message: "Ready." }], ending: "complete" },
@@ -100,11 +105,12 @@ function normalize(envelopes: readonly SessionEventEnvelope[]): string[] {
       case "error-reported":
         return `error-reported ${event.error.code}`;
     }
+    const unknownEvent: never = event;
+    throw new Error(`unknown event: ${JSON.stringify(unknownEvent)}`);
   });
 }
 
-const isLastTool = (scenario: Scenario, index: number): boolean =>
-  scenario.steps.slice(index + 1).every((step) => !("tool" in step));
+const isLastTool = (scenario: Scenario, index: number): boolean => scenario.steps.slice(index + 1).every((step) => !("tool" in step));
 
 /** Whether the page answers the tool step at `index` (it stops the turn instead at the last one of a stopping scenario). */
 function pageAnswers(scenario: Scenario, index: number): boolean {
@@ -138,7 +144,8 @@ async function runOnCore(scenario: Scenario): Promise<string[]> {
       for (const [index, step] of scenario.steps.entries()) {
         if (request.signal.aborted) return stopped;
         if ("delta" in step) onEvent({ type: "text-delta", messageId: messageIdFor(scenario, index), delta: step.delta });
-        else if ("activity" in step) onEvent({ type: "activity", activity: { id: `a${index}`, kind: "other", status: "completed", title: step.activity } });
+        else if ("activity" in step)
+          onEvent({ type: "activity", activity: { id: `a${index}`, kind: "other", status: "completed", title: step.activity } });
         else if ("message" in step) onEvent({ type: "message-completed", messageId: messageIdFor(scenario, index), text: step.message });
         else if ("usage" in step) onEvent({ type: "usage", usage: step.usage });
         else {

@@ -47,12 +47,18 @@ describe("token usage a test scripts", () => {
 
     const total = { inputTokens: 3_000, cachedInputTokens: 900, outputTokens: 33, totalTokens: 1_008 };
     expect(usageEvents(kit, session.sessionId).map((event) => [event.usage, event.sessionUsage])).toEqual([
-      [{ inputTokens: 1_000, cachedInputTokens: 900 }, { inputTokens: 1_000, cachedInputTokens: 900 }],
+      [
+        { inputTokens: 1_000, cachedInputTokens: 900 },
+        { inputTokens: 1_000, cachedInputTokens: 900 },
+      ],
       [
         { inputTokens: 1_000, cachedInputTokens: 900, outputTokens: 8, totalTokens: 1_008 },
         { inputTokens: 1_000, cachedInputTokens: 900, outputTokens: 8, totalTokens: 1_008 },
       ],
-      [{ inputTokens: 2_000, outputTokens: 20 }, { inputTokens: 3_000, cachedInputTokens: 900, outputTokens: 28, totalTokens: 1_008 }],
+      [
+        { inputTokens: 2_000, outputTokens: 20 },
+        { inputTokens: 3_000, cachedInputTokens: 900, outputTokens: 28, totalTokens: 1_008 },
+      ],
       [{ inputTokens: 2_000, outputTokens: 25 }, total],
     ]);
     expect(session.usage).toEqual(total);

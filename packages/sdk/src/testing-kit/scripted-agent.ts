@@ -92,8 +92,7 @@ export class KitAgent implements ScriptedAgent {
     } catch (error) {
       // After the turn is over (cancelled, ended), whatever the script throws is its reaction to that.
       if (turn.over) return;
-      const failure =
-        error instanceof PedelecError ? error : new PedelecError("PROVIDER_FAILED", `the agent script threw: ${describe(error)}`);
+      const failure = error instanceof PedelecError ? error : new PedelecError("PROVIDER_FAILED", `the agent script threw: ${describe(error)}`);
       turn.fail(failure.code, failure.message, failure.details);
       return;
     }

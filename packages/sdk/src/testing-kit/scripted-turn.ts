@@ -4,14 +4,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { tokenUsageSchema } from "@pedelec/protocol/token-usage";
 import type { JsonValue, TokenUsage, TurnKind } from "../types.js";
-import type {
-  ScriptedActivity,
-  ScriptedToolCallOptions,
-  ScriptedTurn,
-  ScriptedTurnEnd,
-  TestKitSessionInfo,
-  TestKitTool,
-} from "./types.js";
+import type { ScriptedActivity, ScriptedToolCallOptions, ScriptedTurn, ScriptedTurnEnd, TestKitSessionInfo, TestKitTool } from "./types.js";
 
 /** What a turn asks of the session it belongs to; every call is ignored once the turn is over. */
 export interface TurnDriver {

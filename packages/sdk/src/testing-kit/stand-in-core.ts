@@ -54,11 +54,7 @@ export interface CoreAnswer<TResult = unknown> {
  * protocol does not compile until the stand-in answers it. `claimant` is the asking page's port.
  */
 export type StandInCoreHandlers = {
-  readonly [TType in StandInCoreRequestType]: (
-    payload: Payload<TType>,
-    origin: string,
-    claimant: string,
-  ) => CoreAnswer<PageRequestResult<TType>>;
+  readonly [TType in StandInCoreRequestType]: (payload: Payload<TType>, origin: string, claimant: string) => CoreAnswer<PageRequestResult<TType>>;
 };
 
 export class StandInCore {
@@ -138,7 +134,7 @@ export class StandInCore {
       this.#openForOrigin(sessionId, origin);
       throw new PedelecError(
         "DENO_UNAVAILABLE",
-        "the test kit runs no scripts; answer runWorkspaceScript with kit.onRequest(\"runWorkspaceScript\", …)",
+        'the test kit runs no scripts; answer runWorkspaceScript with kit.onRequest("runWorkspaceScript", …)',
       );
     },
     cancelWorkspaceRun: ({ sessionId }, origin) => {
@@ -153,7 +149,7 @@ export class StandInCore {
       this.#openForOrigin(sessionId, origin);
       throw new PedelecError(
         "ASSET_UPLOAD_SERVER_UNAVAILABLE",
-        "the test kit has no asset server; answer prepareAssetUpload with kit.onRequest(\"prepareAssetUpload\", …)",
+        'the test kit has no asset server; answer prepareAssetUpload with kit.onRequest("prepareAssetUpload", …)',
       );
     },
     prepareAssetDownload: ({ sessionId, path }, origin) => {

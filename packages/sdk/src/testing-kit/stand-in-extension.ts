@@ -309,7 +309,10 @@ export class StandInExtension {
     const info = sessionInfoSchema.parse(result);
     if (route.alive) {
       let routes = this.#following.get(info.sessionId);
-      if (routes === undefined) this.#following.set(info.sessionId, (routes = new Set()));
+      if (routes === undefined) {
+        routes = new Set();
+        this.#following.set(info.sessionId, routes);
+      }
       routes.add(route);
       return;
     }

@@ -56,9 +56,7 @@ export interface StandInSessionSetup {
   followers: () => number;
 }
 
-type Settlement =
-  | { outcome: "answered"; answer: ToolResultOutcome }
-  | { outcome: "timed-out" | "cancelled" | "abandoned"; error: PedelecError };
+type Settlement = { outcome: "answered"; answer: ToolResultOutcome } | { outcome: "timed-out" | "cancelled" | "abandoned"; error: PedelecError };
 
 /** An agent's tool call waiting for a page: its timer, its record, and how to wake the script. */
 interface ToolWait {
@@ -177,10 +175,7 @@ export class StandInSession implements TurnDriver {
 
   /** The turn the machine accepted, handed to the agent script; the returned function begins it. */
   #accepted(turn: { turnId: string; kind: TurnKind; text: string; session: SessionInfo; isFirstTurn: boolean }): () => void {
-    const kitTurn = new KitTurn(
-      { ...turn, guidance: this.setup.guidance, tools: this.setup.tools.map((tool) => jsonCopy(tool)) },
-      this,
-    );
+    const kitTurn = new KitTurn({ ...turn, guidance: this.setup.guidance, tools: this.setup.tools.map((tool) => jsonCopy(tool)) }, this);
     this.#active = kitTurn;
     return () => this.#begin(kitTurn);
   }
@@ -428,7 +423,9 @@ export class StandInSession implements TurnDriver {
       for (const wait of waits) this.#settle(wait.call.toolRequestId, { outcome, error: stopError });
       this.#active = undefined;
       this.#message = undefined;
-      this.#driver.apply(end.ok ? { type: "turn-ended", turnId: turn.turnId } : { type: "turn-ended", turnId: turn.turnId, error: end.error.toWire() });
+      this.#driver.apply(
+        end.ok ? { type: "turn-ended", turnId: turn.turnId } : { type: "turn-ended", turnId: turn.turnId, error: end.error.toWire() },
+      );
     } else {
       // The desktop is gone: its turn and calls vanish without a word.
       this.#driver.apply({ type: "core-lost", outcome });

@@ -12,9 +12,7 @@ export interface RecordedTransfer {
 }
 
 /** What a ticket answers: a status with a body (sent without Content-Length when `chunked`), or a dropped connection. */
-export type TransferReply =
-  | { status: number; body?: string | Uint8Array; contentType?: string; chunked?: boolean }
-  | { dropConnection: true };
+export type TransferReply = { status: number; body?: string | Uint8Array; contentType?: string; chunked?: boolean } | { dropConnection: true };
 
 export class TransferServer {
   readonly transfers: RecordedTransfer[] = [];

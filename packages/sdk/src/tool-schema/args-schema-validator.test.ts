@@ -29,7 +29,14 @@ describe("the page's argsSchema check", () => {
 
   it("compares items as JSON values for uniqueItems (key order aside, 0 equal to -0)", () => {
     const schema: ObjectSchemaNode = { type: "object", properties: { list: { type: "array", uniqueItems: true } } };
-    expect(pageAccepts(schema, { list: [{ a: 1, b: 2 }, { b: 2, a: 1 }] })).toBe(false);
+    expect(
+      pageAccepts(schema, {
+        list: [
+          { a: 1, b: 2 },
+          { b: 2, a: 1 },
+        ],
+      }),
+    ).toBe(false);
     expect(pageAccepts(schema, { list: [0, -0] })).toBe(false);
     expect(pageAccepts(schema, { list: [1, "1", [1], { "1": 1 }] })).toBe(true);
   });
@@ -119,12 +126,14 @@ const rootSchema: fc.Arbitrary<ObjectSchemaNode> = fc.letrec<{ node: ArgsSchemaN
   object: fc
     .tuple(fc.dictionary(propertyName, tie("node"), { maxKeys: 3 }), fc.boolean(), fc.option(fc.boolean(), { nil: undefined }))
     .chain(([properties, withProperties, additionalProperties]) =>
-      fc.subarray(Object.keys(properties)).map((required): ObjectSchemaNode => ({
-        type: "object",
-        ...(withProperties ? { properties } : {}),
-        ...(withProperties && required.length > 0 ? { required } : {}),
-        ...(additionalProperties === undefined ? {} : { additionalProperties }),
-      })),
+      fc.subarray(Object.keys(properties)).map(
+        (required): ObjectSchemaNode => ({
+          type: "object",
+          ...(withProperties ? { properties } : {}),
+          ...(withProperties && required.length > 0 ? { required } : {}),
+          ...(additionalProperties === undefined ? {} : { additionalProperties }),
+        }),
+      ),
     ),
 })).object;
 

@@ -85,10 +85,7 @@ export function checkToolDefinition(tool: unknown): void {
  * The manifest entry of one tool (what Core gets: no handler, no Standard Schema) plus what the page keeps. `label`
  * names the tool in messages (`skills.tools[2]`).
  */
-export function splitTool(
-  tool: unknown,
-  label: string,
-): { entry: unknown; name?: string; handler?: ToolHandler; validator?: ArgsValidator } {
+export function splitTool(tool: unknown, label: string): { entry: unknown; name?: string; handler?: ToolHandler; validator?: ArgsValidator } {
   if (typeof tool !== "object" || tool === null) return { entry: tool };
   const { handler, args, jsonSchema, ...rest } = tool as Record<string, unknown>;
   if (handler !== undefined && typeof handler !== "function") {

@@ -42,9 +42,15 @@ afterEach(() => {
 });
 
 const noteArgs = z.object({
-  title: z.string().min(1).refine((title) => title.trim().length > 0, "must not be blank"),
+  title: z
+    .string()
+    .min(1)
+    .refine((title) => title.trim().length > 0, "must not be blank"),
   priority: z.int().min(1).max(5).default(3),
-  count: z.string().regex(/^[0-9]+$/).transform(Number),
+  count: z
+    .string()
+    .regex(/^[0-9]+$/)
+    .transform(Number),
 });
 
 describe("tools defined with a Standard Schema", () => {
@@ -131,7 +137,13 @@ describe("tools defined with a Standard Schema", () => {
       release = resolve;
     });
     let checking = false;
-    const args = z.object({ title: z.string().refine(async () => ((checking = true), await gate, true)) });
+    const args = z.object({
+      title: z.string().refine(async () => {
+        checking = true;
+        await gate;
+        return true;
+      }),
+    });
     const handler = vi.fn(() => ({ ok: true }));
     const { extension } = await openSession([defineTool({ name: "slow", description: "Slow.", args, handler })]);
     const toolRequestId = requestTool(extension, "slow", { title: "x" });

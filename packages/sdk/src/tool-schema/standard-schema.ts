@@ -26,9 +26,7 @@ export function vendorOf(schema: StandardSchemaV1): string {
 /** Where a tool's JSON Schema came from, for messages. */
 export type JsonSchemaSource = "jsonSchema option" | "~standard.jsonSchema" | "toJsonSchema()" | "toJSONSchema()";
 
-export type JsonSchemaExport =
-  | { ok: true; jsonSchema: Record<string, unknown>; source: JsonSchemaSource }
-  | { ok: false; reason: string };
+export type JsonSchemaExport = { ok: true; jsonSchema: Record<string, unknown>; source: JsonSchemaSource } | { ok: false; reason: string };
 
 // Both drafts describe the keywords of the subset the same way; 2020-12 first, draft-07 for a library that has only it.
 const TARGETS = ["draft-2020-12", "draft-07"] as const;
@@ -60,7 +58,7 @@ export function exportJsonSchema(schema: StandardSchemaV1, explicit: unknown): J
   const vendor = vendorOf(schema);
   const hint =
     vendor === "valibot"
-      ? "wrap it with toStandardJsonSchema(schema) from @valibot/to-json-schema, or pass jsonSchema: toJsonSchema(schema, { typeMode: \"input\" })"
+      ? 'wrap it with toStandardJsonSchema(schema) from @valibot/to-json-schema, or pass jsonSchema: toJsonSchema(schema, { typeMode: "input" })'
       : "pass its JSON Schema as jsonSchema";
   return { ok: false, reason: `this ${vendor} schema offers no JSON Schema export (~standard.jsonSchema); ${hint}` };
 }

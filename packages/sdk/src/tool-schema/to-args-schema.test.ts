@@ -127,7 +127,8 @@ describe("Standard Schema tools become argsSchema", () => {
     ["valibot (toStandardJsonSchema)", () => defineTool({ name: "add_note", description: "Add a note.", args: toStandardJsonSchema(valibotNote) })],
     [
       "valibot (jsonSchema option)",
-      () => defineTool({ name: "add_note", description: "Add a note.", args: valibotNote, jsonSchema: toJsonSchema(valibotNote, { typeMode: "input" }) }),
+      () =>
+        defineTool({ name: "add_note", description: "Add a note.", args: valibotNote, jsonSchema: toJsonSchema(valibotNote, { typeMode: "input" }) }),
     ],
   ])("converts every supported node from %s", async (_library, define) => {
     const tool = define();
@@ -163,7 +164,10 @@ describe("Standard Schema tools become argsSchema", () => {
     });
     expect(sentSchema(defineTool({ name: "strict", description: "Strict.", args }))).toEqual({
       type: "object",
-      properties: { title: { type: "string", examples: ["Milk"] }, count: { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991, default: 1 } },
+      properties: {
+        title: { type: "string", examples: ["Milk"] },
+        count: { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991, default: 1 },
+      },
       required: ["title"],
       additionalProperties: false,
     });
@@ -189,15 +193,30 @@ describe("Standard Schema tools become argsSchema", () => {
       positive: { type: "integer", minimum: 1 },
       below: { type: "integer", maximum: 9 },
       value: { oneOf: [{ type: "string" }, { type: "number" }] },
-      action: { oneOf: [{ type: "object", required: ["kind", "title"] }, { type: "object", required: ["kind", "id"] }] },
+      action: {
+        oneOf: [
+          { type: "object", required: ["kind", "title"] },
+          { type: "object", required: ["kind", "id"] },
+        ],
+      },
     });
     // z.email() writes its pattern next to the format name: the pattern is the check, and it is kept.
     expect(schema.properties!.email).toEqual({ type: "string", pattern: expect.any(String) });
-    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: 2, action: { kind: "remove", id: 1 }, email: "a@b.co" })).toBe(true);
-    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 0, below: 9, value: 2, action: { kind: "remove", id: 1 }, email: "a@b.co" })).toBe(false);
-    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: true, action: { kind: "remove", id: 1 }, email: "a@b.co" })).toBe(false);
-    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: 2, action: { kind: "add", id: 1 }, email: "a@b.co" })).toBe(false);
-    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: 2, action: { kind: "remove", id: 1 }, email: "nope" })).toBe(false);
+    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: 2, action: { kind: "remove", id: 1 }, email: "a@b.co" })).toBe(
+      true,
+    );
+    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 0, below: 9, value: 2, action: { kind: "remove", id: 1 }, email: "a@b.co" })).toBe(
+      false,
+    );
+    expect(
+      coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: true, action: { kind: "remove", id: 1 }, email: "a@b.co" }),
+    ).toBe(false);
+    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: 2, action: { kind: "add", id: 1 }, email: "a@b.co" })).toBe(
+      false,
+    );
+    expect(coreAccepts(schema, { mode: "fast", level: 3, positive: 1, below: 9, value: 2, action: { kind: "remove", id: 1 }, email: "nope" })).toBe(
+      false,
+    );
   });
 
   it("turns arktype's union of discriminated objects (anyOf) into oneOf", () => {
@@ -216,7 +235,12 @@ describe("Standard Schema tools become argsSchema", () => {
   });
 
   it("describes a transform by its input: the agent sends the input, the handler gets the output", () => {
-    const args = z.object({ count: z.string().regex(/^[0-9]+$/).transform(Number) });
+    const args = z.object({
+      count: z
+        .string()
+        .regex(/^[0-9]+$/)
+        .transform(Number),
+    });
     expect(sentSchema(defineTool({ name: "count", description: "Count.", args })).properties).toEqual({
       count: { type: "string", pattern: "^[0-9]+$" },
     });
@@ -281,25 +305,50 @@ describe("schemas outside the subset are refused at defineTool", () => {
       /anyOf \(a union whose options may overlap\)/,
       "payload.value",
     ],
-    ["a nullable value", () => defineTool({ name: "t", description: "d", args: z.object({ note: z.string().nullable() }) }), /null \(a nullable value\)/, "note"],
+    [
+      "a nullable value",
+      () => defineTool({ name: "t", description: "d", args: z.object({ note: z.string().nullable() }) }),
+      /null \(a nullable value\)/,
+      "note",
+    ],
     [
       "a nullable value in arktype",
       () => defineTool({ name: "t", description: "d", args: type({ items: type({ note: "string | null" }).array() }) }),
       /null \(a nullable value\)/,
       "items[].note(option 2)",
     ],
-    ["a record", () => defineTool({ name: "t", description: "d", args: z.object({ counts: z.record(z.string(), z.number()) }) }), /propertyNames \(a record/, "counts"],
-    ["a tuple", () => defineTool({ name: "t", description: "d", args: z.object({ point: z.tuple([z.number(), z.number()]) }) }), /prefixItems \(a tuple\)/, "point"],
+    [
+      "a record",
+      () => defineTool({ name: "t", description: "d", args: z.object({ counts: z.record(z.string(), z.number()) }) }),
+      /propertyNames \(a record/,
+      "counts",
+    ],
+    [
+      "a tuple",
+      () => defineTool({ name: "t", description: "d", args: z.object({ point: z.tuple([z.number(), z.number()]) }) }),
+      /prefixItems \(a tuple\)/,
+      "point",
+    ],
     [
       "a recursive schema ($ref)",
       () => {
-        const Node = z.object({ name: z.string(), get children() { return z.array(Node); } });
+        const Node = z.object({
+          name: z.string(),
+          get children() {
+            return z.array(Node);
+          },
+        });
         return defineTool({ name: "t", description: "d", args: z.object({ tree: Node }) });
       },
       /\$ref \(a recursive or shared schema\)/,
       "tree",
     ],
-    ["a strict bound on a number", () => defineTool({ name: "t", description: "d", args: z.object({ price: z.number().positive() }) }), /exclusiveMinimum/, "price"],
+    [
+      "a strict bound on a number",
+      () => defineTool({ name: "t", description: "d", args: z.object({ price: z.number().positive() }) }),
+      /exclusiveMinimum/,
+      "price",
+    ],
     ["a step", () => defineTool({ name: "t", description: "d", args: z.object({ even: z.number().multipleOf(2) }) }), /multipleOf/, "even"],
     [
       "a pattern that needs backtracking",
@@ -313,8 +362,18 @@ describe("schemas outside the subset are refused at defineTool", () => {
       /format "email"/,
       "to",
     ],
-    ["a boolean literal", () => defineTool({ name: "t", description: "d", args: z.object({ confirm: z.literal(true) }) }), /a boolean literal \(true\)/, "confirm"],
-    ["a value of any type", () => defineTool({ name: "t", description: "d", args: z.object({ extra: z.unknown() }) }), /a value of any type/, "extra"],
+    [
+      "a boolean literal",
+      () => defineTool({ name: "t", description: "d", args: z.object({ confirm: z.literal(true) }) }),
+      /a boolean literal \(true\)/,
+      "confirm",
+    ],
+    [
+      "a value of any type",
+      () => defineTool({ name: "t", description: "d", args: z.object({ extra: z.unknown() }) }),
+      /a value of any type/,
+      "extra",
+    ],
     [
       "an intersection",
       () =>

@@ -36,7 +36,11 @@ export function toArgsSchema(jsonSchema: Record<string, unknown>): ArgsSchemaCon
   try {
     const root = convertNode(jsonSchema, { dataPath: [], schemaPath: [] });
     if (!("type" in root) || root.type !== "object") {
-      throw new Refused({ dataPath: [], schemaPath: [] }, "a root that is not an object", "the arguments are one object: describe it with an object schema");
+      throw new Refused(
+        { dataPath: [], schemaPath: [] },
+        "a root that is not an object",
+        "the arguments are one object: describe it with an object schema",
+      );
     }
     return { ok: true, schema: root };
   } catch (error) {
@@ -105,6 +109,7 @@ const UNSUPPORTED: Readonly<Record<string, { feature: string; hint?: string }>> 
   allOf: { feature: "allOf (an intersection)", hint: "merge the object shapes into one object" },
   not: { feature: "not (a negated schema)" },
   if: { feature: "if/then/else (a conditional schema)" },
+  // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword, and this table is never awaited
   then: { feature: "if/then/else (a conditional schema)" },
   else: { feature: "if/then/else (a conditional schema)" },
   multipleOf: { feature: "multipleOf (a step)" },
@@ -293,12 +298,7 @@ function finiteNumber(node: Record<string, unknown>, key: string, location: Loca
   return value;
 }
 
-function copyCount<TKey extends string>(
-  node: Record<string, unknown>,
-  key: TKey,
-  result: { [K in TKey]?: number },
-  location: Location,
-): void {
+function copyCount<TKey extends string>(node: Record<string, unknown>, key: TKey, result: { [K in TKey]?: number }, location: Location): void {
   const value = node[key];
   if (value === undefined) return;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
@@ -360,7 +360,11 @@ function convertObject(node: Record<string, unknown>, location: Location): Objec
   if (additional === false) result.additionalProperties = false;
   else if (additional !== undefined && additional !== true && !(isPlainRecord(additional) && Object.keys(additional).length === 0)) {
     // `true` and `{}` are what JSON Schema does anyway (a loose object); a schema for the rest is a record.
-    throw new Refused(at(location, "additionalProperties"), "additionalProperties with a schema (a record or catchall)", UNSUPPORTED.propertyNames!.hint);
+    throw new Refused(
+      at(location, "additionalProperties"),
+      "additionalProperties with a schema (a record or catchall)",
+      UNSUPPORTED.propertyNames!.hint,
+    );
   }
   return result;
 }
@@ -410,9 +414,7 @@ function convertUnion(node: Record<string, unknown>, location: Location): ArgsSc
   }
   const options = node[keyword];
   if (!Array.isArray(options) || options.length === 0) throw new Refused(at(location, keyword), `a ${keyword} that is not a non-empty list`);
-  const converted = options.map((option, index) =>
-    convertNode(option, at(at(location, keyword), index, `(option ${index + 1})`)),
-  );
+  const converted = options.map((option, index) => convertNode(option, at(at(location, keyword), index, `(option ${index + 1})`)));
   if (node.type === "object" && !converted.every((option) => kindsOf(option).size === 1 && kindsOf(option).has("object"))) {
     throw new Refused(location, `type next to ${keyword}`, "move the keyword into each option");
   }

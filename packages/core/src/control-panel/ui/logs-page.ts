@@ -7,7 +7,11 @@ const LEVELS: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", 
 /** Core's recent log lines, newest first, searched by text and least level. */
 export function mountLogsPage(container: HTMLElement): () => void {
   const text = element("input", { type: "search", name: "text", placeholder: "search", "data-filter": "text" });
-  const level = element("select", { name: "level", "data-filter": "level" }, ...LEVELS.map((name) => element("option", { value: name }, `${name} and above`)));
+  const level = element(
+    "select",
+    { name: "level", "data-filter": "level" },
+    ...LEVELS.map((name) => element("option", { value: name }, `${name} and above`)),
+  );
   const refresh = element("button", { type: "button", "data-action": "refresh-logs" }, "Refresh");
   const state = element("p", { "data-role": "status" });
   const body = element("tbody");
@@ -16,7 +20,12 @@ export function mountLogsPage(container: HTMLElement): () => void {
     element("h1", {}, "Logs"),
     element("div", { class: "filters" }, text, " ", level, " ", refresh),
     state,
-    element("table", { "data-role": "logs" }, element("thead", {}, element("tr", {}, ...["Time", "Level", "Message", "Fields", "File"].map((title) => element("th", {}, title)))), body),
+    element(
+      "table",
+      { "data-role": "logs" },
+      element("thead", {}, element("tr", {}, ...["Time", "Level", "Message", "Fields", "File"].map((title) => element("th", {}, title)))),
+      body,
+    ),
   );
 
   let stopped = false;
@@ -27,7 +36,8 @@ export function mountLogsPage(container: HTMLElement): () => void {
     try {
       const answer = await callPanel<PanelLogsAnswer>(`logs?${query}`);
       if (stopped || ask !== asked) return;
-      state.textContent = answer.lines.length === 0 ? "No matching lines." : answer.truncated ? `The newest ${answer.lines.length} matching lines.` : "";
+      state.textContent =
+        answer.lines.length === 0 ? "No matching lines." : answer.truncated ? `The newest ${answer.lines.length} matching lines.` : "";
       replaceChildren(
         body,
         ...answer.lines.map((line) =>

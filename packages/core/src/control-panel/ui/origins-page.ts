@@ -10,7 +10,16 @@ export function mountOriginsPage(container: HTMLElement): () => void {
     container,
     element("h1", {}, "Origins"),
     note,
-    element("table", { "data-role": "origins" }, element("thead", {}, element("tr", {}, element("th", {}, "Origin"), element("th", {}, "Live sessions"), element("th", {}, "Ended sessions kept"))), body),
+    element(
+      "table",
+      { "data-role": "origins" },
+      element(
+        "thead",
+        {},
+        element("tr", {}, element("th", {}, "Origin"), element("th", {}, "Live sessions"), element("th", {}, "Ended sessions kept")),
+      ),
+      body,
+    ),
   );
   let stopped = false;
   void callPanel<PanelOriginsAnswer>("origins").then(
@@ -26,7 +35,13 @@ export function mountOriginsPage(container: HTMLElement): () => void {
       replaceChildren(
         body,
         ...origins.map((entry) =>
-          element("tr", { "data-origin": entry.origin }, element("td", {}, entry.origin), element("td", {}, String(entry.live)), element("td", {}, String(entry.ended))),
+          element(
+            "tr",
+            { "data-origin": entry.origin },
+            element("td", {}, entry.origin),
+            element("td", {}, String(entry.live)),
+            element("td", {}, String(entry.ended)),
+          ),
         ),
       );
       if (origins.length === 0) body.append(element("tr", {}, element("td", { colspan: "3" }, "No page has created a session yet.")));

@@ -42,9 +42,23 @@ export function mountProvidersPage(container: HTMLElement): () => void {
       element("option", { value: "" }, "(none)"),
       ...list.map((provider) => element("option", { value: provider.code, selected: provider.code === settings.defaultProvider }, provider.name)),
     );
-    providerChoice.addEventListener("change", () => void change({ setting: "defaultProvider", value: providerChoice.value === "" ? null : (providerChoice.value as PanelProvider["code"]) }, problem));
-    const effortChoice = element("select", { name: "defaultEffortLevel" }, ...LEVELS.map((level) => element("option", { value: level, selected: level === settings.defaultEffortLevel }, level)));
-    effortChoice.addEventListener("change", () => void change({ setting: "defaultEffortLevel", value: effortChoice.value as (typeof LEVELS)[number] }, problem));
+    providerChoice.addEventListener(
+      "change",
+      () =>
+        void change(
+          { setting: "defaultProvider", value: providerChoice.value === "" ? null : (providerChoice.value as PanelProvider["code"]) },
+          problem,
+        ),
+    );
+    const effortChoice = element(
+      "select",
+      { name: "defaultEffortLevel" },
+      ...LEVELS.map((level) => element("option", { value: level, selected: level === settings.defaultEffortLevel }, level)),
+    );
+    effortChoice.addEventListener(
+      "change",
+      () => void change({ setting: "defaultEffortLevel", value: effortChoice.value as (typeof LEVELS)[number] }, problem),
+    );
     replaceChildren(
       defaults,
       element("h2", {}, "Defaults"),
@@ -107,7 +121,10 @@ export function mountProvidersPage(container: HTMLElement): () => void {
     const modelProblem = element("span", { class: "problem", "data-role": "model-error" });
     const model = element("input", { type: "text", name: "defaultModel", placeholder: "the provider's own default", value: defaultModel });
     const saveModel = element("button", { type: "button", "data-action": "save-model" }, "Save model");
-    saveModel.addEventListener("click", () => void change({ setting: "defaultModel", provider: provider.code, value: model.value.trim() }, modelProblem));
+    saveModel.addEventListener(
+      "click",
+      () => void change({ setting: "defaultModel", provider: provider.code, value: model.value.trim() }, modelProblem),
+    );
     return element(
       "article",
       { "data-provider": provider.code, class: provider.available ? "available" : "unavailable" },
@@ -123,7 +140,9 @@ export function mountProvidersPage(container: HTMLElement): () => void {
         element("dd", {}, provider.executablePath ?? "—"),
       ),
       element("div", {}, element("label", {}, "Default model ", model), " ", saveModel, " ", modelProblem),
-      provider.supported ? element("div", { class: "profiles" }, ...LEVELS.map((level) => profileField(provider, level))) : element("p", {}, "Pedelec cannot drive this provider yet."),
+      provider.supported
+        ? element("div", { class: "profiles" }, ...LEVELS.map((level) => profileField(provider, level)))
+        : element("p", {}, "Pedelec cannot drive this provider yet."),
     );
   };
 

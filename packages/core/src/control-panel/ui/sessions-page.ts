@@ -11,7 +11,17 @@ export function mountSessionsPage(container: HTMLElement): () => void {
   const table = element(
     "table",
     { "data-role": "sessions" },
-    element("thead", {}, element("tr", {}, ...["Origin", "Provider", "Effort", "Model", "Workspace", "Status", "Turns", "Tokens", "Started", ""].map((title) => element("th", {}, title)))),
+    element(
+      "thead",
+      {},
+      element(
+        "tr",
+        {},
+        ...["Origin", "Provider", "Effort", "Model", "Workspace", "Status", "Turns", "Tokens", "Started", ""].map((title) =>
+          element("th", {}, title),
+        ),
+      ),
+    ),
     body,
   );
   replaceChildren(container, element("h1", {}, "Sessions"), status, table);

@@ -47,7 +47,15 @@ describe("antigravity adapter with the stand-in CLI", () => {
     const argv = JSON.parse(messages(events)[0]?.text ?? "[]") as string[];
     expect(argv[0]).toBe("-p");
     expect(argv[1]).toBe(firstPrompt("report-args"));
-    expect(argv.slice(2)).toEqual(["--output-format", "stream-json", "--mode", "accept-edits", "--dangerously-skip-permissions", "--model", "gemini-3.6-flash-medium"]);
+    expect(argv.slice(2)).toEqual([
+      "--output-format",
+      "stream-json",
+      "--mode",
+      "accept-edits",
+      "--dangerously-skip-permissions",
+      "--model",
+      "gemini-3.6-flash-medium",
+    ]);
   });
 
   it("gives sandbox and Full Access sessions the same permission flags (agy has no restricted headless mode)", async () => {
@@ -56,7 +64,17 @@ describe("antigravity adapter with the stand-in CLI", () => {
       return JSON.parse(messages(events)[0]?.text ?? "[]") as string[];
     };
     const sandbox = await argvOf("sandbox");
-    expect(sandbox).toEqual(["-p", "report-args", "--output-format", "stream-json", "--mode", "accept-edits", "--dangerously-skip-permissions", "--model", "claude-sonnet-4-6"]);
+    expect(sandbox).toEqual([
+      "-p",
+      "report-args",
+      "--output-format",
+      "stream-json",
+      "--mode",
+      "accept-edits",
+      "--dangerously-skip-permissions",
+      "--model",
+      "claude-sonnet-4-6",
+    ]);
     expect(await argvOf("full")).toEqual(sandbox);
     const ran = await turn({ prompt: "bash: echo hello from the host" });
     expect(messages(ran.events).at(-1)?.text).toBe("Bash exit 0: hello from the host");
@@ -106,7 +124,10 @@ describe("antigravity adapter with the stand-in CLI", () => {
 
   it("marks the conversation lost when resuming one the CLI does not know", async () => {
     const { outcome } = await turn({ prompt: "hello", providerSessionId: "00000000-0000-4000-8000-000000000000" });
-    expect(errorOf(outcome)).toMatchObject({ code: "PROVIDER_FAILED", message: 'Error: conversation "00000000-0000-4000-8000-000000000000" not found' });
+    expect(errorOf(outcome)).toMatchObject({
+      code: "PROVIDER_FAILED",
+      message: 'Error: conversation "00000000-0000-4000-8000-000000000000" not found',
+    });
     expect(outcome).toMatchObject({ ok: false, conversationLost: true });
   });
 
@@ -131,10 +152,7 @@ describe("antigravity adapter with the stand-in CLI", () => {
     const adapter = createAntigravityAdapter({ killGraceMs: 500 });
     const pids: number[] = [];
     const startedAt = Date.now();
-    const running = adapter.runTurn(
-      turnRequest({ signal: controller.signal, prompt: "hang", onProcessStarted: (pid) => pids.push(pid) }),
-      () => {},
-    );
+    const running = adapter.runTurn(turnRequest({ signal: controller.signal, prompt: "hang", onProcessStarted: (pid) => pids.push(pid) }), () => {});
     // The stand-in marks the workspace with its pid once it is hanging.
     const marker = path.join(standIn.workspace, ".stand-in-hanging");
     const deadline = Date.now() + 10_000;

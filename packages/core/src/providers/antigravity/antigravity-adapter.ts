@@ -59,11 +59,10 @@ export function antigravityTurnOutcome(run: ProviderProcessResult, summary: Anti
   if (signedOut !== null) {
     return {
       ok: false,
-      error: new PedelecError(
-        "PROVIDER_NOT_AUTHENTICATED",
-        `agy is not signed in (${signedOut}); run "agy" in a terminal once to sign in`,
-        { provider: "antigravity", providerMessage: signedOut },
-      ),
+      error: new PedelecError("PROVIDER_NOT_AUTHENTICATED", `agy is not signed in (${signedOut}); run "agy" in a terminal once to sign in`, {
+        provider: "antigravity",
+        providerMessage: signedOut,
+      }),
     };
   }
   const failedResult = summary.result && !summary.result.ok ? summary.result.message : "";

@@ -21,8 +21,25 @@ describe("buildAntigravityArgs", () => {
 
   it("resumes with --conversation, then puts the model and the rest of the effort profile last", () => {
     expect(
-      buildAntigravityArgs({ ...base, prompt: "next", providerSessionId: "conv_123", model: "gemini-3.1-pro-high", effortArgv: ["--model", "x", "--verbose"] }),
-    ).toEqual(["--conversation", "conv_123", "-p", "next", "--output-format", "stream-json", ...PERMISSIONS, "--model", "gemini-3.1-pro-high", "--verbose"]);
+      buildAntigravityArgs({
+        ...base,
+        prompt: "next",
+        providerSessionId: "conv_123",
+        model: "gemini-3.1-pro-high",
+        effortArgv: ["--model", "x", "--verbose"],
+      }),
+    ).toEqual([
+      "--conversation",
+      "conv_123",
+      "-p",
+      "next",
+      "--output-format",
+      "stream-json",
+      ...PERMISSIONS,
+      "--model",
+      "gemini-3.1-pro-high",
+      "--verbose",
+    ]);
   });
 
   it("lets the effort profile choose the model when the session has none", () => {
@@ -56,7 +73,14 @@ describe("antigravity effort profiles", () => {
   });
 
   it("refuses the flags the adapter owns, and a --model without a value", () => {
-    for (const tokens of [["--dangerously-skip-permissions"], ["--conversation", "x"], ["-p", "x"], ["--model", "--sandbox"], ["--model"], ["--mode", "plan"]]) {
+    for (const tokens of [
+      ["--dangerously-skip-permissions"],
+      ["--conversation", "x"],
+      ["-p", "x"],
+      ["--model", "--sandbox"],
+      ["--model"],
+      ["--mode", "plan"],
+    ]) {
       expect(() => validateEffortArgv(tokens, "low", rules)).toThrow(/managed by Pedelec/);
     }
   });

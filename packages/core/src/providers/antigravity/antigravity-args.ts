@@ -24,9 +24,23 @@ export const ANTIGRAVITY_PERMISSION_FLAGS: Record<AccessMode, readonly string[]>
 
 /** Flags the adapter sets itself; an effort profile may not carry them (`--model` only as the effort knob). */
 export const ANTIGRAVITY_OWNED_FLAGS = [
-  "-p", "--print", "--prompt", "--output-format", "--input-format", "--json-schema", "--mode",
-  "--dangerously-skip-permissions", "--sandbox", "--add-dir", "--conversation", "--continue", "-c", "--resume", "-r",
-  "--model", "-m",
+  "-p",
+  "--print",
+  "--prompt",
+  "--output-format",
+  "--input-format",
+  "--json-schema",
+  "--mode",
+  "--dangerously-skip-permissions",
+  "--sandbox",
+  "--add-dir",
+  "--conversation",
+  "--continue",
+  "-c",
+  "--resume",
+  "-r",
+  "--model",
+  "-m",
 ];
 
 /**
@@ -70,4 +84,3 @@ function withoutModelChoice(effortArgv: readonly string[]): string[] {
   }
   return kept;
 }
-

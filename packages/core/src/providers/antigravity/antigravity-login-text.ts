@@ -18,5 +18,10 @@ export function isAntigravityLoginRequiredText(text: string): boolean {
 
 /** The first line of `text` that asks for a sign-in, or null. */
 export function antigravityLoginLine(text: string): string | null {
-  return text.split(/\r?\n/).find((line) => isAntigravityLoginRequiredText(line))?.trim() ?? null;
+  return (
+    text
+      .split(/\r?\n/)
+      .find((line) => isAntigravityLoginRequiredText(line))
+      ?.trim() ?? null
+  );
 }

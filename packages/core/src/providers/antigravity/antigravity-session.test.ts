@@ -69,7 +69,10 @@ describe("an antigravity session over the Core socket", () => {
     const [resumed] = chatOf(events.seen, "turn-3").completed;
     const conversationId = /^resumed=([0-9a-f-]{36})$/.exec(resumed ?? "")?.[1];
     expect(conversationId).toBeDefined();
-    const stored = await readFile(join(coreUnderTest.home, "user-home", ".gemini", "antigravity-cli", "conversations", `${conversationId}.jsonl`), "utf8");
+    const stored = await readFile(
+      join(coreUnderTest.home, "user-home", ".gemini", "antigravity-cli", "conversations", `${conversationId}.jsonl`),
+      "utf8",
+    );
     expect(stored).toContain("Hello from Antigravity");
     expect(stored).toContain("report-resume");
 

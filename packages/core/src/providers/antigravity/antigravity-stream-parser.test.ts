@@ -10,7 +10,9 @@ function fixture(name: string): string {
 }
 
 function fixtureLines(name: string): string[] {
-  return fixture(name).split("\n").filter((line) => line !== "");
+  return fixture(name)
+    .split("\n")
+    .filter((line) => line !== "");
 }
 
 function replay(lines: readonly string[]) {
@@ -118,7 +120,10 @@ describe("AntigravityStreamParser over stream fixtures", () => {
     const outcome = antigravityTurnOutcome(run({ exitCode: 1, stderr: fixture("not-logged-in.stderr") }), summary);
     expect(outcome).toMatchObject({
       ok: false,
-      error: { code: "PROVIDER_NOT_AUTHENTICATED", message: 'agy is not signed in (authentication required); run "agy" in a terminal once to sign in' },
+      error: {
+        code: "PROVIDER_NOT_AUTHENTICATED",
+        message: 'agy is not signed in (authentication required); run "agy" in a terminal once to sign in',
+      },
     });
   });
 

@@ -139,7 +139,12 @@ export class AntigravityStreamParser implements CliStreamParser<AntigravityStrea
 
   #responseStep(step: AntigravityStep, events: ProviderEvent[]): void {
     const delta = step.text_delta ?? "";
-    if (this.#message !== null && step.step_index !== undefined && this.#message.stepIndex !== undefined && this.#message.stepIndex !== step.step_index) {
+    if (
+      this.#message !== null &&
+      step.step_index !== undefined &&
+      this.#message.stepIndex !== undefined &&
+      this.#message.stepIndex !== step.step_index
+    ) {
       this.#completeMessage(events);
     }
     // Some builds repeat the whole text in the step's closing update; it is not new text.
@@ -167,7 +172,7 @@ export class AntigravityStreamParser implements CliStreamParser<AntigravityStrea
     if (step.state !== "DONE" && step.state !== "ERROR") return;
     this.#activities.splice(this.#activities.indexOf(open), 1);
     const failed = step.state === "ERROR";
-    const detail = failed ? antigravityErrorText(step.error) || step.output || "" : step.output ?? "";
+    const detail = failed ? antigravityErrorText(step.error) || step.output || "" : (step.output ?? "");
     events.push({
       type: "activity",
       activity: {

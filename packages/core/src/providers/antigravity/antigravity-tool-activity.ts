@@ -4,7 +4,10 @@ import { truncateUtf8 } from "../truncate-utf8.js";
 export const ACTIVITY_TITLE_MAX_BYTES = 4 * 1024;
 
 /** How an Antigravity tool step shows up as a normalized activity: its kind, and what to use as the title. */
-export function describeAntigravityTool(name: string, parameters: Record<string, unknown> | null | undefined): {
+export function describeAntigravityTool(
+  name: string,
+  parameters: Record<string, unknown> | null | undefined,
+): {
   kind: Activity["kind"];
   title: string;
 } {

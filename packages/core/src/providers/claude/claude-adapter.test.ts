@@ -48,9 +48,7 @@ describe("claude adapter with the stand-in CLI", () => {
     expect(first.outcome).toEqual({ ok: true });
     const sessionId = sessionIdOf(first.events);
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(messages(first.events)).toEqual([
-      { text: "Hello from the stand-in, streamed.", deltas: "Hello from the stand-in, streamed." },
-    ]);
+    expect(messages(first.events)).toEqual([{ text: "Hello from the stand-in, streamed.", deltas: "Hello from the stand-in, streamed." }]);
     expect(first.events.filter((event) => event.type === "text-delta").length).toBeGreaterThan(3);
     expect(first.events.filter((event) => event.type === "output-seen").length).toBeGreaterThan(10);
 
@@ -103,9 +101,7 @@ describe("claude adapter with the stand-in CLI", () => {
     expect(outcome).toEqual({ ok: true });
     const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));
     expect(activities.map((activity) => activity.status)).toEqual(["started", "failed"]);
-    expect(messages(events)[0]?.text).toBe(
-      'Tool broken failed: {"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}',
-    );
+    expect(messages(events)[0]?.text).toBe('Tool broken failed: {"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}');
   });
 
   it("reads a tool spec through pedelec-cli", async () => {
@@ -158,12 +154,9 @@ describe("claude adapter with the stand-in CLI", () => {
     const controller = new AbortController();
     const adapter = createClaudeAdapter({ killGraceMs: 500 });
     const startedAt = Date.now();
-    const outcome = await adapter.runTurn(
-      turnRequest({ effortArgv: [], signal: controller.signal, prompt: "hang" }),
-      (event) => {
-        if (event.type === "provider-session-started") controller.abort(reason);
-      },
-    );
+    const outcome = await adapter.runTurn(turnRequest({ effortArgv: [], signal: controller.signal, prompt: "hang" }), (event) => {
+      if (event.type === "provider-session-started") controller.abort(reason);
+    });
     return { outcome, elapsedMs: Date.now() - startedAt };
   }
 
@@ -193,12 +186,9 @@ describe("claude adapter with the stand-in CLI", () => {
 
   it("turns a throwing event listener into a failed turn instead of a crash", async () => {
     const adapter = createClaudeAdapter();
-    const outcome = await adapter.runTurn(
-      turnRequest({ effortArgv: [], prompt: "reply: hi" }),
-      () => {
-        throw new Error("listener broke");
-      },
-    );
+    const outcome = await adapter.runTurn(turnRequest({ effortArgv: [], prompt: "reply: hi" }), () => {
+      throw new Error("listener broke");
+    });
     expect(errorOf(outcome)).toMatchObject({ code: "PROVIDER_FAILED", message: "a provider event listener failed: listener broke" });
   });
 });
@@ -208,7 +198,8 @@ describe("claude adapter on a refused key", () => {
    * A `claude` that prints the first 2 lines of a recorded run on a refused key (its first retry of the 401), then
    * waits as the real one does between its retries.
    */
-  const refusingCli = () => replayingThenWaitingCli(standIn.root, "refusing-claude", new URL("./fixtures/refused-key-retry.jsonl", import.meta.url), 2);
+  const refusingCli = () =>
+    replayingThenWaitingCli(standIn.root, "refusing-claude", new URL("./fixtures/refused-key-retry.jsonl", import.meta.url), 2);
 
   it("stops the CLI at its first retry and fails the turn with PROVIDER_NOT_AUTHENTICATED", async () => {
     const startedAt = Date.now();

@@ -29,12 +29,39 @@ export const CLAUDE_SANDBOX_TOOLS = [
 
 /** Flags the adapter sets itself; an effort profile may not carry them. */
 export const CLAUDE_OWNED_FLAGS = [
-  "-p", "--print", "--output-format", "--input-format", "--verbose", "--include-partial-messages",
-  "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions", "--permission-mode", "--permission-prompt-tool",
-  "--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools", "--tools", "--add-dir", "--mcp-config",
-  "--strict-mcp-config", "--settings", "--setting-sources", "--resume", "-r", "--continue", "-c", "--session-id",
-  "--fork-session", "--model", "--fallback-model", "--system-prompt", "--append-system-prompt", "--plugin-dir",
-  "--agents", "--ide",
+  "-p",
+  "--print",
+  "--output-format",
+  "--input-format",
+  "--verbose",
+  "--include-partial-messages",
+  "--dangerously-skip-permissions",
+  "--allow-dangerously-skip-permissions",
+  "--permission-mode",
+  "--permission-prompt-tool",
+  "--allowedTools",
+  "--allowed-tools",
+  "--disallowedTools",
+  "--disallowed-tools",
+  "--tools",
+  "--add-dir",
+  "--mcp-config",
+  "--strict-mcp-config",
+  "--settings",
+  "--setting-sources",
+  "--resume",
+  "-r",
+  "--continue",
+  "-c",
+  "--session-id",
+  "--fork-session",
+  "--model",
+  "--fallback-model",
+  "--system-prompt",
+  "--append-system-prompt",
+  "--plugin-dir",
+  "--agents",
+  "--ide",
 ];
 
 /**
@@ -54,4 +81,3 @@ export function buildClaudeArgs(input: ClaudeArgsInput): string[] {
   args.push(...input.effortArgv);
   return args;
 }
-

@@ -90,9 +90,7 @@ describe("ClaudeStreamParser over recorded streams", () => {
 
   it("recognises the signed-out reply and shows none of it as chat", () => {
     const { events, summary } = replay(fixtureLines("not-logged-in.jsonl"));
-    expect(meaningful(events)).toEqual([
-      { type: "provider-session-started", providerSessionId: "e1d2c3b4-a596-4877-8899-aabbccddeeff" },
-    ]);
+    expect(meaningful(events)).toEqual([{ type: "provider-session-started", providerSessionId: "e1d2c3b4-a596-4877-8899-aabbccddeeff" }]);
     expect(summary.notAuthenticatedText).toBe("Not logged in · Please run /login");
     expect(summary.result).toEqual({ ok: false, subtype: "success", message: "Not logged in · Please run /login", terminalReason: null });
   });
@@ -119,11 +117,7 @@ describe("ClaudeStreamParser edge cases", () => {
   const streamEvent = (event: object) => JSON.stringify({ type: "stream_event", event, parent_tool_use_id: null });
 
   it("sends the whole text as one delta when no partial messages came, with the same id as the completion", () => {
-    const { events } = replay([
-      init("s-1"),
-      assistant({ id: "msg_a", content: [{ type: "text", text: "hello" }] }),
-      result({ result: "hello" }),
-    ]);
+    const { events } = replay([init("s-1"), assistant({ id: "msg_a", content: [{ type: "text", text: "hello" }] }), result({ result: "hello" })]);
     expect(meaningful(events)).toEqual([
       { type: "provider-session-started", providerSessionId: "s-1" },
       { type: "text-delta", messageId: "msg_a", delta: "hello" },
@@ -244,7 +238,14 @@ describe("ClaudeStreamParser edge cases", () => {
           role: "user",
           content: [
             { type: "tool_result", tool_use_id: "t1", content: "String not found in file", is_error: true },
-            { type: "tool_result", tool_use_id: "t2", content: [{ type: "text", text: "3 results" }, { type: "image", source: {} }] },
+            {
+              type: "tool_result",
+              tool_use_id: "t2",
+              content: [
+                { type: "text", text: "3 results" },
+                { type: "image", source: {} },
+              ],
+            },
             { type: "tool_result", tool_use_id: "unknown-id", content: "stray" },
           ],
         },
@@ -349,7 +350,11 @@ describe("ClaudeStreamParser edge cases", () => {
       JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta" } } }),
       JSON.stringify({ type: "stream_event", event: { type: "message_start", message: {} } }),
       JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", delta: { type: "text_delta", text: "no index" } } }),
-      JSON.stringify({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "x" } }, parent_tool_use_id: 7 }),
+      JSON.stringify({
+        type: "stream_event",
+        event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "x" } },
+        parent_tool_use_id: 7,
+      }),
       JSON.stringify({ type: "result", is_error: false, result: "no subtype" }),
     ];
     for (const line of invalid) {
@@ -404,7 +409,12 @@ describe("ClaudeStreamParser over recorded failing runs (claude 2.1.332 against 
 
   it("shows a retry while it lasts and completes it once the answer streams", () => {
     const { events, summary } = replay(fixtureLines("overloaded-then-answer.jsonl"));
-    const retry = { id: "local-retry-1", kind: "other", title: "Claude is retrying: overloaded (HTTP 529), attempt 1 of 3", detail: "next attempt in 0.6 s" };
+    const retry = {
+      id: "local-retry-1",
+      kind: "other",
+      title: "Claude is retrying: overloaded (HTTP 529), attempt 1 of 3",
+      detail: "next attempt in 0.6 s",
+    };
     expect(meaningful(events)).toEqual([
       { type: "provider-session-started", providerSessionId: "969f2f0c-a7b7-40f4-b59c-b88255b0b159" },
       { type: "activity", activity: { ...retry, status: "started" }, notice: true },
@@ -435,13 +445,27 @@ describe("ClaudeStreamParser over recorded failing runs (claude 2.1.332 against 
       ["failed", "Claude is retrying: could not reach the model's service, attempt 1 of 1"],
     ]);
     expect(summary.apiErrorStatus).toBeNull();
-    expect(summary.result).toMatchObject({ ok: false, message: "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" });
+    expect(summary.result).toMatchObject({
+      ok: false,
+      message: "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)",
+    });
   });
 });
 
 describe("ClaudeStreamParser retries and API errors (lines built from the verbatim shapes in real-clis.md, claude 2.1.332)", () => {
   const apiRetry = (attempt: number, status: number | null, error: string, extra: object = {}) =>
-    JSON.stringify({ type: "system", subtype: "api_retry", attempt, max_retries: 10, retry_delay_ms: 570, error_status: status, error, session_id: "s", uuid: "u", ...extra });
+    JSON.stringify({
+      type: "system",
+      subtype: "api_retry",
+      attempt,
+      max_retries: 10,
+      retry_delay_ms: 570,
+      error_status: status,
+      error,
+      session_id: "s",
+      uuid: "u",
+      ...extra,
+    });
   const streamEvent = (event: object) => JSON.stringify({ type: "stream_event", event, parent_tool_use_id: null, session_id: "s" });
   const result = (fields: object) => JSON.stringify({ type: "result", subtype: "success", is_error: false, session_id: "s", ...fields });
 
@@ -455,7 +479,9 @@ describe("ClaudeStreamParser retries and API errors (lines built from the verbat
       JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: "x", content: "" }] } }),
       result({ result: "ok" }),
     ]);
-    const activities = events.flatMap((event) => (event.type === "activity" ? [[event.activity.id, event.activity.status, event.activity.title]] : []));
+    const activities = events.flatMap((event) =>
+      event.type === "activity" ? [[event.activity.id, event.activity.status, event.activity.title]] : [],
+    );
     expect(activities).toEqual([
       ["local-retry-1", "started", "Claude is retrying: overloaded (HTTP 529), attempt 1 of 10"],
       ["local-retry-1", "started", "Claude is retrying: overloaded (HTTP 529), attempt 2 of 10"],
@@ -488,7 +514,10 @@ describe("ClaudeStreamParser retries and API errors (lines built from the verbat
       JSON.stringify({ type: "system", subtype: "api_retry", attempt: 2, error_status: "503", error: 7, retry_delay_ms: -1 }),
     ]);
     const titles = events.flatMap((event) => (event.type === "activity" ? [event.activity.title] : []));
-    expect(titles.slice(0, 2)).toEqual(["Claude is retrying: server error (HTTP 503)", "Claude is retrying: could not reach the model's service, attempt 2"]);
+    expect(titles.slice(0, 2)).toEqual([
+      "Claude is retrying: server error (HTTP 503)",
+      "Claude is retrying: could not reach the model's service, attempt 2",
+    ]);
     expect(summary.problem).toBeNull();
   });
 
@@ -497,9 +526,15 @@ describe("ClaudeStreamParser retries and API errors (lines built from the verbat
       apiRetry(1, null, "connect ECONNREFUSED 127.0.0.1:41999"),
       JSON.stringify({
         type: "assistant",
-        message: { id: "m", content: [{ type: "tool_use", id: "t", name: "Bash", input: { command: "curl -H 'x-api-key: sk-ant-0123456789' http://127.0.0.1:9/v1" } }] },
+        message: {
+          id: "m",
+          content: [{ type: "tool_use", id: "t", name: "Bash", input: { command: "curl -H 'x-api-key: sk-ant-0123456789' http://127.0.0.1:9/v1" } }],
+        },
       }),
-      JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: "t", content: "POST http://127.0.0.1:9/v1 refused" }] } }),
+      JSON.stringify({
+        type: "user",
+        message: { content: [{ type: "tool_result", tool_use_id: "t", content: "POST http://127.0.0.1:9/v1 refused" }] },
+      }),
     ]);
     const texts = events.flatMap((event) => (event.type === "activity" ? [event.activity.title, event.activity.detail ?? ""] : []));
     expect(texts.join("\n")).not.toMatch(/sk-ant/);
@@ -513,7 +548,13 @@ describe("ClaudeStreamParser retries and API errors (lines built from the verbat
     const { events, summary } = replay([
       JSON.stringify({
         type: "assistant",
-        message: { id: "x", model: "<synthetic>", role: "assistant", content: [{ type: "text", text: "Invalid API key · Fix external API key" }], usage: { input_tokens: 0, output_tokens: 0 } },
+        message: {
+          id: "x",
+          model: "<synthetic>",
+          role: "assistant",
+          content: [{ type: "text", text: "Invalid API key · Fix external API key" }],
+          usage: { input_tokens: 0, output_tokens: 0 },
+        },
         parent_tool_use_id: null,
         error: "authentication_failed",
         is_api_error_message: true,
@@ -527,7 +568,9 @@ describe("ClaudeStreamParser retries and API errors (lines built from the verbat
   });
 
   it("takes the status from the result when no synthetic message came", () => {
-    const { summary } = replay([result({ is_error: true, terminal_reason: "api_error", api_error_status: 429, result: "API Error: Request rejected (429) · slow down" })]);
+    const { summary } = replay([
+      result({ is_error: true, terminal_reason: "api_error", api_error_status: 429, result: "API Error: Request rejected (429) · slow down" }),
+    ]);
     expect(summary.apiErrorStatus).toBe(429);
     expect(summary.notAuthenticatedText).toBeNull();
   });
@@ -546,7 +589,8 @@ describe("ClaudeStreamParser usage", () => {
 
   it("adds up the requests of a turn, each message counted once however often it reports, until the result's total", () => {
     const streamEvent = (event: object) => JSON.stringify({ type: "stream_event", event, parent_tool_use_id: null });
-    const assistant = (id: string, usage: object) => JSON.stringify({ type: "assistant", message: { id, content: [{ type: "text", text: id }], usage } });
+    const assistant = (id: string, usage: object) =>
+      JSON.stringify({ type: "assistant", message: { id, content: [{ type: "text", text: id }], usage } });
     const { events } = replay([
       streamEvent({ type: "message_start", message: { id: "m1", usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 1 } } }),
       assistant("m1", { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 4 }),
@@ -555,7 +599,13 @@ describe("ClaudeStreamParser usage", () => {
       assistant("m1", { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 4 }),
       streamEvent({ type: "message_start", message: { id: "m2", usage: { input_tokens: 20, cache_creation_input_tokens: 5, output_tokens: 1 } } }),
       streamEvent({ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 9, extra: "ignored" } }),
-      JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "m2", usage: { input_tokens: 30, cache_creation_input_tokens: 5, cache_read_input_tokens: 90, output_tokens: 15 } }),
+      JSON.stringify({
+        type: "result",
+        subtype: "success",
+        is_error: false,
+        result: "m2",
+        usage: { input_tokens: 30, cache_creation_input_tokens: 5, cache_read_input_tokens: 90, output_tokens: 15 },
+      }),
     ]);
     expect(usageOf(events)).toEqual([
       { inputTokens: 100, outputTokens: 1, cachedInputTokens: 90, totalTokens: 101 },

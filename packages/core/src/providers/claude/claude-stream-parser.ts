@@ -35,9 +35,7 @@ export const ACTIVITY_DETAIL_MAX_BYTES = 4 * 1024;
 const BLOCK_SEPARATOR = "\n\n";
 
 /** How the run's `result` line ended the turn. */
-export type ClaudeTurnResult =
-  | { ok: true; text: string }
-  | { ok: false; subtype: string; message: string; terminalReason: string | null };
+export type ClaudeTurnResult = { ok: true; text: string } | { ok: false; subtype: string; message: string; terminalReason: string | null };
 
 /** What the parser learned from a whole run, read once stdout is drained. */
 export interface ClaudeStreamSummary extends StreamLineCounts {
@@ -186,7 +184,11 @@ export class ClaudeStreamParser implements CliStreamParser<ClaudeStreamSummary> 
           ? "could not reach the model's service"
           : "the model's service failed";
     const attempt =
-      line.attempt === undefined ? "" : line.max_retries === undefined ? `, attempt ${line.attempt}` : `, attempt ${line.attempt} of ${line.max_retries}`;
+      line.attempt === undefined
+        ? ""
+        : line.max_retries === undefined
+          ? `, attempt ${line.attempt}`
+          : `, attempt ${line.attempt} of ${line.max_retries}`;
     const title = `Claude is retrying: ${cause}${status === null ? "" : ` (HTTP ${status})`}${attempt}`;
     const detail = line.retry_delay_ms === undefined ? undefined : `next attempt in ${(line.retry_delay_ms / 1000).toFixed(1)} s`;
     this.#retries.attempt(title, detail, events);

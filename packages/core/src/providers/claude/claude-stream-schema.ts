@@ -165,16 +165,13 @@ type Typed = { type: string };
 export const isClaudeTextBlock = (block: Typed): block is ClaudeTextBlock => block.type === "text";
 export const isClaudeToolUseBlock = (block: Typed): block is ClaudeToolUseBlock => block.type === "tool_use";
 export const isClaudeToolResultBlock = (block: Typed): block is ClaudeToolResultBlock => block.type === "tool_result";
-export const isClaudeMessageStart = (
-  event: Typed,
-): event is { type: "message_start"; message: { id: string; usage?: ClaudeUsage | undefined } } => event.type === "message_start";
+export const isClaudeMessageStart = (event: Typed): event is { type: "message_start"; message: { id: string; usage?: ClaudeUsage | undefined } } =>
+  event.type === "message_start";
 export const isClaudeMessageDelta = (event: Typed): event is { type: "message_delta"; usage?: ClaudeUsage | undefined } =>
   event.type === "message_delta";
-export const isClaudeContentBlockDelta = (
-  event: Typed,
-): event is { type: "content_block_delta"; index: number; delta: Typed } => event.type === "content_block_delta";
-export const isClaudeTextDelta = (delta: Typed): delta is { type: "text_delta"; text: string } =>
-  delta.type === "text_delta";
+export const isClaudeContentBlockDelta = (event: Typed): event is { type: "content_block_delta"; index: number; delta: Typed } =>
+  event.type === "content_block_delta";
+export const isClaudeTextDelta = (delta: Typed): delta is { type: "text_delta"; text: string } => delta.type === "text_delta";
 
 /** One stdout line, classified. */
 export type ClaudeStreamLine =

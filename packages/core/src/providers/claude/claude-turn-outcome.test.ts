@@ -37,7 +37,10 @@ describe("claudeTurnOutcome for a failed request to the model's service", () => 
   it("maps claude's final 401 result to PROVIDER_NOT_AUTHENTICATED", () => {
     const summary = summaryOf([failedResult({ api_error_status: 401, result: "Invalid API key · Fix external API key" })]);
     const outcome = claudeTurnOutcome(exited(1), summary);
-    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_NOT_AUTHENTICATED", details: { httpStatus: 401, providerMessage: "Invalid API key · Fix external API key" } } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_NOT_AUTHENTICATED", details: { httpStatus: 401, providerMessage: "Invalid API key · Fix external API key" } },
+    });
     expect(outcome.ok ? "" : outcome.error.message).toContain("fix the API key");
     // A 403 is a refusal too.
     expect(claudeTurnOutcome(exited(1), summaryOf([failedResult({ api_error_status: 403, result: "API Error: 403 forbidden" })]))).toMatchObject({
@@ -50,7 +53,10 @@ describe("claudeTurnOutcome for a failed request to the model's service", () => 
     const outcome = claudeTurnOutcome(exited(1), summaryOf("not-logged-in.jsonl"));
     expect(outcome).toMatchObject({
       ok: false,
-      error: { code: "PROVIDER_NOT_AUTHENTICATED", message: `claude is not signed in (Not logged in · Please run /login); run "claude auth login" in a terminal` },
+      error: {
+        code: "PROVIDER_NOT_AUTHENTICATED",
+        message: `claude is not signed in (Not logged in · Please run /login); run "claude auth login" in a terminal`,
+      },
     });
   });
 
@@ -81,7 +87,10 @@ describe("claudeTurnOutcome for a failed request to the model's service", () => 
       });
     }
     // The older error_during_execution result of the 529 fixture names the status in its errors text.
-    expect(claudeTurnOutcome(exited(1), summaryOf("error-result.jsonl"))).toMatchObject({ ok: false, error: { code: "PROVIDER_OVERLOADED", details: { httpStatus: 529 } } });
+    expect(claudeTurnOutcome(exited(1), summaryOf("error-result.jsonl"))).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_OVERLOADED", details: { httpStatus: 529 } },
+    });
   });
 
   it("leaves a refused connection PROVIDER_FAILED (recorded run)", () => {
@@ -96,7 +105,13 @@ describe("claudeTurnOutcome for a failed request to the model's service", () => 
     const outcome = claudeTurnOutcome(exited(2, stderr), summaryOf([]));
     expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED", message: "request to <endpoint> failed\nx-api-key: <redacted>" } });
     expect(JSON.stringify(outcome.ok ? null : outcome.error.details)).not.toMatch(/127\.0\.0\.1|sk-ant|pw@/);
-    const failed = claudeTurnOutcome(exited(0), summaryOf([failedResult({ subtype: "error_during_execution", terminal_reason: "aborted_tools", result: "lost http://10.0.0.1/" })]));
-    expect(failed).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED", message: "lost <endpoint>", details: { terminalReason: "aborted_tools" } } });
+    const failed = claudeTurnOutcome(
+      exited(0),
+      summaryOf([failedResult({ subtype: "error_during_execution", terminal_reason: "aborted_tools", result: "lost http://10.0.0.1/" })]),
+    );
+    expect(failed).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_FAILED", message: "lost <endpoint>", details: { terminalReason: "aborted_tools" } },
+    });
   });
 });

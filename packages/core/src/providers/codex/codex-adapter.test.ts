@@ -55,14 +55,34 @@ describe("codex adapter with the stand-in CLI", () => {
   it("passes sandbox flags, model and effort to the CLI, and bypass flags only with Full Access", async () => {
     const sandboxed = await turn({ prompt: "report-args", model: "gpt-5-codex", effortArgv: ["-c", "model_reasoning_effort=high"] });
     expect(JSON.parse(texts(sandboxed.events)[0] ?? "null")).toEqual([
-      "exec", "--json", "--skip-git-repo-check", "--cd", standIn.workspace, "--sandbox", "workspace-write",
-      "-c", "sandbox_workspace_write.network_access=true", "-c", "allow_login_shell=false", "-m", "gpt-5-codex",
-      "-c", "model_reasoning_effort=high", "-",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--cd",
+      standIn.workspace,
+      "--sandbox",
+      "workspace-write",
+      "-c",
+      "sandbox_workspace_write.network_access=true",
+      "-c",
+      "allow_login_shell=false",
+      "-m",
+      "gpt-5-codex",
+      "-c",
+      "model_reasoning_effort=high",
+      "-",
     ]);
     const full = await turn({ prompt: "report-args", access: "full", effortArgv: [] });
     expect(JSON.parse(texts(full.events)[0] ?? "null")).toEqual([
-      "exec", "--json", "--skip-git-repo-check", "--cd", standIn.workspace, "--dangerously-bypass-approvals-and-sandbox",
-      "-c", "allow_login_shell=false", "-",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--cd",
+      standIn.workspace,
+      "--dangerously-bypass-approvals-and-sandbox",
+      "-c",
+      "allow_login_shell=false",
+      "-",
     ]);
   });
 
@@ -86,7 +106,13 @@ describe("codex adapter with the stand-in CLI", () => {
     const command = `bash -lc 'pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '\\''{"title":"Buy milk"}'\\'''`;
     const [started, completed] = activities(events);
     expect(started).toEqual({ id: expect.stringMatching(/^codex-[0-9a-f]{8}-item_0$/), kind: "command", status: "started", title: command });
-    expect(completed).toEqual({ id: started?.id, kind: "command", status: "completed", title: command, detail: '{"id":"card-4","title":"Buy milk"}\n' });
+    expect(completed).toEqual({
+      id: started?.id,
+      kind: "command",
+      status: "completed",
+      title: command,
+      detail: '{"id":"card-4","title":"Buy milk"}\n',
+    });
     expect(texts(events)).toEqual(['Tool add_card returned: {"id":"card-4","title":"Buy milk"}']);
   });
 
@@ -101,9 +127,7 @@ describe("codex adapter with the stand-in CLI", () => {
     const { outcome, events } = await turn({ prompt: "edit-file notes.md Buy milk" });
     expect(outcome).toEqual({ ok: true });
     const target = path.join(standIn.workspace, "notes.md");
-    expect(activities(events)).toEqual([
-      { id: expect.any(String), kind: "file-edit", status: "completed", title: target, detail: `add: ${target}` },
-    ]);
+    expect(activities(events)).toEqual([{ id: expect.any(String), kind: "file-edit", status: "completed", title: target, detail: `add: ${target}` }]);
     expect(await readFile(target, "utf8")).toBe("Buy milk");
   });
 

@@ -110,5 +110,11 @@ function failedTurn(message: string, details: Record<string, unknown>): PedelecE
 }
 
 function lastLine(text: string): string {
-  return text.trim().split("\n").filter((line) => isCodexLoginRequiredText(line)).at(-1) ?? text.trim();
+  return (
+    text
+      .trim()
+      .split("\n")
+      .filter((line) => isCodexLoginRequiredText(line))
+      .at(-1) ?? text.trim()
+  );
 }

@@ -28,27 +28,15 @@ describe("buildCodexArgs", () => {
         model: "gpt-5-codex",
         effortArgv: ["-c", "model_reasoning_effort=high"],
       }),
-    ).toEqual([
-      ...HEAD,
-      ...SANDBOX,
-      "-m",
-      "gpt-5-codex",
-      "-c",
-      "model_reasoning_effort=high",
-      "resume",
-      "0199a213-81c0-7800-8aa1-bbab2a035a53",
-      "-",
-    ]);
+    ).toEqual([...HEAD, ...SANDBOX, "-m", "gpt-5-codex", "-c", "model_reasoning_effort=high", "resume", "0199a213-81c0-7800-8aa1-bbab2a035a53", "-"]);
   });
 
-  it.each([
-    [{ model: "--yolo" }],
-    [{ providerSessionId: "--last" }],
-    [{ providerSessionId: "" }],
-    [{ workspacePath: "-C/" }],
-  ])("refuses a value that would read as a flag: %j", (override) => {
-    expect(() => buildCodexArgs({ ...input, ...override })).toThrowError(expect.objectContaining({ code: "INVALID_INPUT" }) as Error);
-  });
+  it.each([[{ model: "--yolo" }], [{ providerSessionId: "--last" }], [{ providerSessionId: "" }], [{ workspacePath: "-C/" }]])(
+    "refuses a value that would read as a flag: %j",
+    (override) => {
+      expect(() => buildCodexArgs({ ...input, ...override })).toThrowError(expect.objectContaining({ code: "INVALID_INPUT" }) as Error);
+    },
+  );
 });
 
 describe("codex effort profiles", () => {
@@ -67,7 +55,7 @@ describe("codex effort profiles", () => {
   it.each([
     [["-c", "sandbox_mode=danger-full-access"]],
     [["-c", "approval_policy=never"]],
-    [["-c", "sandbox_workspace_write.writable_roots=[\"/\"]"]],
+    [["-c", 'sandbox_workspace_write.writable_roots=["/"]']],
     [["-csandbox_mode=danger-full-access"]],
     [["--config=approval_policy=never"]],
     [["-c", "model_reasoning_effort=turbo"]],
@@ -80,8 +68,6 @@ describe("codex effort profiles", () => {
     [["--add-dir", "/etc"]],
     [["-p", "unsafe-profile"]],
   ])("refuses %j", (argv) => {
-    expect(() => validateEffortArgv(argv, "codex/high", rules)).toThrowError(
-      expect.objectContaining({ code: "EFFORT_PROFILE_INVALID" }) as Error,
-    );
+    expect(() => validateEffortArgv(argv, "codex/high", rules)).toThrowError(expect.objectContaining({ code: "EFFORT_PROFILE_INVALID" }) as Error);
   });
 });

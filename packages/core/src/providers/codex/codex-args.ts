@@ -30,10 +30,37 @@ export const CODEX_FULL_ACCESS_FLAGS = ["--dangerously-bypass-approvals-and-sand
 
 /** Flags the adapter sets itself, or that reach what it controls; an effort profile may not carry them. */
 export const CODEX_OWNED_FLAGS = [
-  "--json", "--experimental-json", "-C", "--cd", "--add-dir", "-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox",
-  "--yolo", "--full-auto", "--not-so-yolo", "-c", "--config", "-p", "--profile", "--ignore-user-config", "--ignore-rules",
-  "-m", "--model", "--oss", "--local-provider", "--skip-git-repo-check", "--ephemeral", "-o", "--output-last-message",
-  "--output-schema", "--color", "-i", "--image", "--last", "--all",
+  "--json",
+  "--experimental-json",
+  "-C",
+  "--cd",
+  "--add-dir",
+  "-s",
+  "--sandbox",
+  "--dangerously-bypass-approvals-and-sandbox",
+  "--yolo",
+  "--full-auto",
+  "--not-so-yolo",
+  "-c",
+  "--config",
+  "-p",
+  "--profile",
+  "--ignore-user-config",
+  "--ignore-rules",
+  "-m",
+  "--model",
+  "--oss",
+  "--local-provider",
+  "--skip-git-repo-check",
+  "--ephemeral",
+  "-o",
+  "--output-last-message",
+  "--output-schema",
+  "--color",
+  "-i",
+  "--image",
+  "--last",
+  "--all",
 ];
 
 /** The one config key an effort profile may override, and the values codex accepts for it. */
@@ -52,7 +79,10 @@ export function isCodexEffortKnob(token: string, next: string | undefined): bool
   if (assignment === undefined) return false;
   const separator = assignment.indexOf("=");
   if (separator === -1 || assignment.slice(0, separator).trim() !== EFFORT_KEY) return false;
-  const value = assignment.slice(separator + 1).trim().replace(/^(["'])(.*)\1$/, "$2");
+  const value = assignment
+    .slice(separator + 1)
+    .trim()
+    .replace(/^(["'])(.*)\1$/, "$2");
   return EFFORT_VALUES.includes(value);
 }
 
@@ -70,4 +100,3 @@ export function buildCodexArgs(input: CodexArgsInput): string[] {
   args.push("-");
   return args;
 }
-

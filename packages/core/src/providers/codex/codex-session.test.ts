@@ -83,14 +83,20 @@ describe("a codex session over the Core socket", () => {
     await events.until("turn-completed", (event) => event.turnId === "turn-1");
     const completed = await events.until("chat-completed", (event) => event.turnId === "turn-1");
     expect(completed.text).toBe("Hello from codex.");
-    const deltas = events.seen.filter((event) => "turnId" in event && event.turnId === "turn-1").flatMap((event) => (event.type === "chat-delta" && event.messageId === completed.messageId ? [event.delta] : []));
+    const deltas = events.seen
+      .filter((event) => "turnId" in event && event.turnId === "turn-1")
+      .flatMap((event) => (event.type === "chat-delta" && event.messageId === completed.messageId ? [event.delta] : []));
     expect(deltas.join("")).toBe("Hello from codex.");
 
     // A tool call: the agent runs pedelec-cli in codex's sandbox, the page answers.
     await page.request("sendText", { sessionId, turnId: "turn-2", text: 'call-tool add_todo {"title":"Milk"}' }, ORIGIN);
     const requested = await events.until("tool-call-requested", (event) => event.turnId === "turn-2");
     expect(requested).toMatchObject({ toolName: "add_todo", args: { title: "Milk" } });
-    await page.request("submitToolResult", { sessionId, toolRequestId: requested.toolRequestId, outcome: { ok: true, result: { id: "c1" } } }, ORIGIN);
+    await page.request(
+      "submitToolResult",
+      { sessionId, toolRequestId: requested.toolRequestId, outcome: { ok: true, result: { id: "c1" } } },
+      ORIGIN,
+    );
     await events.until("turn-completed", (event) => event.turnId === "turn-2");
     expect((await events.until("chat-completed", (event) => event.turnId === "turn-2")).text).toBe('Tool add_todo returned: {"id":"c1"}');
     const commandStatuses = events.seen

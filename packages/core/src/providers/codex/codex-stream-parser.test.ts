@@ -26,7 +26,9 @@ function usageOf(events: CliStreamOutput[]) {
 
 /** The activities among the outputs, as [id, status, title]. */
 function activitiesOf(events: CliStreamOutput[]) {
-  return events.flatMap((event) => (event.type === "activity" ? [[event.activity.id, event.activity.status, event.activity.title, event.notice]] : []));
+  return events.flatMap((event) =>
+    event.type === "activity" ? [[event.activity.id, event.activity.status, event.activity.title, event.notice]] : [],
+  );
 }
 
 const THREAD = "019e91d7-4a21-7ca0-aeef-c27ce6e334c5";
@@ -261,9 +263,15 @@ describe("CodexStreamParser reconnects and usage (lines built from the verbatim 
   const error = (message: string) => JSON.stringify({ type: "error", message });
 
   it("stops on a 403 too, and on a reconnect that says the sign-in expired", () => {
-    for (const reason of ["unexpected status 403 Forbidden: no access, url: http://[::1]:9/v1/responses", "Your access token could not be refreshed because your refresh token has expired. Please log in again."]) {
+    for (const reason of [
+      "unexpected status 403 Forbidden: no access, url: http://[::1]:9/v1/responses",
+      "Your access token could not be refreshed because your refresh token has expired. Please log in again.",
+    ]) {
       const { events } = replay([error(`Reconnecting... 1/5 (${reason})`)]);
-      expect(events.filter((event) => event.type === "turn-stop-requested"), reason).toHaveLength(1);
+      expect(
+        events.filter((event) => event.type === "turn-stop-requested"),
+        reason,
+      ).toHaveLength(1);
     }
   });
 

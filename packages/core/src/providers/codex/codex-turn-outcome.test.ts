@@ -44,32 +44,53 @@ describe("codexTurnOutcome", () => {
   it("maps a service that is overloaded or rate-limited to PROVIDER_OVERLOADED, retriable (recorded runs)", () => {
     expect(codexTurnOutcome(exited(1), summaryOf("rate-limited.jsonl"))).toMatchObject({
       ok: false,
-      error: { code: "PROVIDER_OVERLOADED", message: "exceeded retry limit, last status: 429 Too Many Requests", details: { provider: "codex", httpStatus: 429, retriable: true } },
+      error: {
+        code: "PROVIDER_OVERLOADED",
+        message: "exceeded retry limit, last status: 429 Too Many Requests",
+        details: { provider: "codex", httpStatus: 429, retriable: true },
+      },
     });
     expect(codexTurnOutcome(exited(1), summaryOf("high-demand.jsonl"))).toMatchObject({
       ok: false,
-      error: { code: "PROVIDER_OVERLOADED", message: "We’re currently experiencing high demand, which may cause temporary errors.", details: { retriable: true } },
+      error: {
+        code: "PROVIDER_OVERLOADED",
+        message: "We’re currently experiencing high demand, which may cause temporary errors.",
+        details: { retriable: true },
+      },
     });
   });
 
   it("maps a 5xx named in a failed turn to PROVIDER_OVERLOADED, also when the stream ends on the error", () => {
-    const turnFailed = ['{"type":"turn.failed","error":{"message":"unexpected status 503 Service Unavailable: busy, url: http://127.0.0.1:9/v1/responses"}}'];
+    const turnFailed = [
+      '{"type":"turn.failed","error":{"message":"unexpected status 503 Service Unavailable: busy, url: http://127.0.0.1:9/v1/responses"}}',
+    ];
     expect(codexTurnOutcome(exited(1), summaryOf(turnFailed))).toMatchObject({
       ok: false,
-      error: { code: "PROVIDER_OVERLOADED", message: "unexpected status 503 Service Unavailable: busy, url: <endpoint>", details: { httpStatus: 503, retriable: true } },
+      error: {
+        code: "PROVIDER_OVERLOADED",
+        message: "unexpected status 503 Service Unavailable: busy, url: <endpoint>",
+        details: { httpStatus: 503, retriable: true },
+      },
     });
     const lastError = ['{"type":"error","message":"exceeded retry limit, last status: 500 Internal Server Error"}'];
-    expect(codexTurnOutcome(exited(0), summaryOf(lastError))).toMatchObject({ ok: false, error: { code: "PROVIDER_OVERLOADED", details: { httpStatus: 500 } } });
+    expect(codexTurnOutcome(exited(0), summaryOf(lastError))).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_OVERLOADED", details: { httpStatus: 500 } },
+    });
   });
 
   it("scrubs the endpoint out of a failure's message and details", () => {
-    const outcome = codexTurnOutcome(exited(1, "ERROR codex_api: POST http://127.0.0.1:9/v1/responses failed\n"), summaryOf("connection-refused.jsonl"));
+    const outcome = codexTurnOutcome(
+      exited(1, "ERROR codex_api: POST http://127.0.0.1:9/v1/responses failed\n"),
+      summaryOf("connection-refused.jsonl"),
+    );
     expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED" } });
     expect(JSON.stringify(outcome.ok ? null : outcome.error.toWire())).not.toContain("127.0.0.1");
   });
 
   it("also recognises a 401 that only reached stderr", () => {
-    const stderr = "Reading prompt from stdin...\n2026-08-29T11:38:32Z ERROR codex_api: failed to connect to websocket: HTTP error: 401 Unauthorized, url: wss://api.openai.com/v1/responses\n";
+    const stderr =
+      "Reading prompt from stdin...\n2026-08-29T11:38:32Z ERROR codex_api: failed to connect to websocket: HTTP error: 401 Unauthorized, url: wss://api.openai.com/v1/responses\n";
     const outcome = codexTurnOutcome(exited(1), summaryOf("crash.jsonl"));
     expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED" } });
     expect(codexTurnOutcome(exited(1, stderr), summaryOf("crash.jsonl"))).toMatchObject({
@@ -79,7 +100,10 @@ describe("codexTurnOutcome", () => {
   });
 
   it("fails with the failed turn's message, whatever the exit code", () => {
-    const failed = ['{"type":"thread.started","thread_id":"t-1"}', '{"type":"turn.failed","error":{"message":"model response stream ended unexpectedly"}}'];
+    const failed = [
+      '{"type":"thread.started","thread_id":"t-1"}',
+      '{"type":"turn.failed","error":{"message":"model response stream ended unexpectedly"}}',
+    ];
     for (const exitCode of [0, 1]) {
       expect(codexTurnOutcome(exited(exitCode, "Reading prompt from stdin...\n"), summaryOf(failed))).toMatchObject({
         ok: false,
@@ -110,7 +134,11 @@ describe("codexTurnOutcome", () => {
   it("refuses malformed known lines with PROVIDER_OUTPUT_INVALID, even when the turn completed", () => {
     expect(codexTurnOutcome(exited(0), summaryOf("garbage.jsonl"))).toMatchObject({
       ok: false,
-      error: { code: "PROVIDER_OUTPUT_INVALID", message: expect.stringMatching(/^codex printed a "thread.started" line/), details: { invalidLineCount: 2 } },
+      error: {
+        code: "PROVIDER_OUTPUT_INVALID",
+        message: expect.stringMatching(/^codex printed a "thread.started" line/),
+        details: { invalidLineCount: 2 },
+      },
     });
   });
 

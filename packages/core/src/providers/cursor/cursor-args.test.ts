@@ -55,7 +55,15 @@ describe("cursor effort profiles", () => {
   });
 
   it("may not carry flags the adapter owns, nor a model that looks like a flag", () => {
-    for (const tokens of [["--force"], ["--sandbox", "disabled"], ["--yolo"], ["--resume", "x"], ["--model", "--force"], ["--model"], ["--workspace=/"]]) {
+    for (const tokens of [
+      ["--force"],
+      ["--sandbox", "disabled"],
+      ["--yolo"],
+      ["--resume", "x"],
+      ["--model", "--force"],
+      ["--model"],
+      ["--workspace=/"],
+    ]) {
       expect(() => adapter.validateEffortArgv(tokens, "profile")).toThrow(expect.objectContaining({ code: "EFFORT_PROFILE_INVALID" }));
     }
   });

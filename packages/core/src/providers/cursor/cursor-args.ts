@@ -20,9 +20,35 @@ export const CURSOR_FULL_ACCESS_FLAGS = ["--force", "--sandbox", "disabled"] as 
 
 /** Flags the adapter sets itself; an effort profile may not carry them (`--model` only as the effort knob). */
 export const CURSOR_OWNED_FLAGS = [
-  "-p", "--print", "--output-format", "--stream-partial-output", "--workspace", "--trust", "-f", "--force", "--yolo",
-  "--sandbox", "--approve-mcps", "--mode", "--plan", "--resume", "--continue", "--model", "-m", "--api-key", "-a",
-  "-H", "--header", "-c", "--cloud", "--browser", "--list-models", "-h", "--help", "-v", "--version",
+  "-p",
+  "--print",
+  "--output-format",
+  "--stream-partial-output",
+  "--workspace",
+  "--trust",
+  "-f",
+  "--force",
+  "--yolo",
+  "--sandbox",
+  "--approve-mcps",
+  "--mode",
+  "--plan",
+  "--resume",
+  "--continue",
+  "--model",
+  "-m",
+  "--api-key",
+  "-a",
+  "-H",
+  "--header",
+  "-c",
+  "--cloud",
+  "--browser",
+  "--list-models",
+  "-h",
+  "--help",
+  "-v",
+  "--version",
 ];
 
 /**
@@ -66,4 +92,3 @@ export function isCursorEffortKnob(token: string, next: string | undefined): boo
   if (token.startsWith("--model=")) return token.length > "--model=".length && !token.slice("--model=".length).startsWith("-");
   return token === "--model" && next !== undefined && next !== "" && !next.startsWith("-");
 }
-

@@ -33,9 +33,7 @@ describe("a cursor session over the Core socket", () => {
     await page.request("sendText", { sessionId, turnId: "turn-1", text: "reply: Hello from Cursor, streamed in pieces." }, ORIGIN);
     const completed = await events.until("chat-completed", (event) => event.turnId === "turn-1");
     expect(completed.text).toBe("Hello from Cursor, streamed in pieces.");
-    const deltas = events.seen.flatMap((event) =>
-      event.type === "chat-delta" && event.messageId === completed.messageId ? [event.delta] : [],
-    );
+    const deltas = events.seen.flatMap((event) => (event.type === "chat-delta" && event.messageId === completed.messageId ? [event.delta] : []));
     // Deltas that follow each other closely arrive joined (see CHAT_DELTA_WINDOW_MS); the text is whole and in order.
     expect(deltas.length).toBeGreaterThan(0);
     expect(deltas.join("")).toBe(completed.text);

@@ -29,9 +29,7 @@ function messages(events: ProviderEvent[]) {
       ? [
           {
             text: event.text,
-            deltas: events
-              .flatMap((other) => (other.type === "text-delta" && other.messageId === event.messageId ? [other.delta] : []))
-              .join(""),
+            deltas: events.flatMap((other) => (other.type === "text-delta" && other.messageId === event.messageId ? [other.delta] : [])).join(""),
           },
         ]
       : [],

@@ -13,7 +13,6 @@ import {
 } from "./cursor-stream-schema.js";
 import { cursorToolOutcome, describeCursorToolCall } from "./cursor-tool-activity.js";
 
-
 /** How the run's `result` line ended the turn. */
 export type CursorTurnResult = { ok: true; text: string } | { ok: false; subtype: string; message: string };
 

@@ -76,8 +76,6 @@ export function cursorToolOutcome(result: unknown): { failed: boolean; detail: s
   const [failureKey, failureValue] = Object.entries(outcome).find(([key]) => key !== "isBackground") ?? ["", undefined];
   if (failureKey === "") return { failed: false, detail: undefined };
   const failure = asFields(failureValue);
-  const message =
-    text(failure, "message", "error", "reason", "stderr") ??
-    (typeof failureValue === "string" ? failureValue : `${failureKey}`);
+  const message = text(failure, "message", "error", "reason", "stderr") ?? (typeof failureValue === "string" ? failureValue : `${failureKey}`);
   return { failed: true, detail: truncateUtf8(message, ACTIVITY_DETAIL_MAX_BYTES).text };
 }

@@ -68,7 +68,10 @@ export function ollamaTurnOutcome(run: ProviderProcessResult, summary: OllamaStr
   if (run.exitCode !== 0) return { ok: false, error: exitFailure("pedelec-agent", run, "") };
   if (summary.problem !== null) return { ok: false, error: unreadableLineFailure("pedelec-agent", summary.problem, summary.invalidLineCount) };
   if (!summary.completed) {
-    return { ok: false, error: new PedelecError("PROVIDER_OUTPUT_INVALID", "pedelec-agent ended without finishing its turn", { stderr: run.stderr }) };
+    return {
+      ok: false,
+      error: new PedelecError("PROVIDER_OUTPUT_INVALID", "pedelec-agent ended without finishing its turn", { stderr: run.stderr }),
+    };
   }
   return { ok: true };
 }

@@ -41,7 +41,11 @@ export function ollamaHttpError(status: number, body: string, url: URL, model?: 
     );
   }
   if (model !== undefined && status === 404 && errorText !== undefined && /model\b.*\bnot found/i.test(errorText)) {
-    return new PedelecError("OLLAMA_MODEL_NOT_FOUND", `the model "${model}" is not available at ${url.origin}: ${said}; run \`ollama pull ${model}\``, details);
+    return new PedelecError(
+      "OLLAMA_MODEL_NOT_FOUND",
+      `the model "${model}" is not available at ${url.origin}: ${said}; run \`ollama pull ${model}\``,
+      details,
+    );
   }
   return new PedelecError("OLLAMA_REQUEST_FAILED", `Ollama at ${url.href} answered ${status}${said ? `: ${said}` : ""}`, details);
 }
@@ -52,13 +56,17 @@ export function parseBaseUrl(baseUrl: string): URL {
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new PedelecError("OLLAMA_BASE_URL_INVALID", `ollama.baseUrl ${JSON.stringify(baseUrl)} is not a URL; use something like ${DEFAULT_OLLAMA_BASE_URL}`);
+    throw new PedelecError(
+      "OLLAMA_BASE_URL_INVALID",
+      `ollama.baseUrl ${JSON.stringify(baseUrl)} is not a URL; use something like ${DEFAULT_OLLAMA_BASE_URL}`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new PedelecError("OLLAMA_BASE_URL_INVALID", `ollama.baseUrl must use http or https, not ${url.protocol.replace(/:$/, "")}`);
   }
   // Never echoed: credentials in the address would end up in error messages; the key travels only in a header.
-  if (url.username !== "" || url.password !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "ollama.baseUrl may not hold a user name or password");
+  if (url.username !== "" || url.password !== "")
+    throw new PedelecError("OLLAMA_BASE_URL_INVALID", "ollama.baseUrl may not hold a user name or password");
   if (url.search !== "" || url.hash !== "") throw new PedelecError("OLLAMA_BASE_URL_INVALID", "ollama.baseUrl may not have a query or fragment");
   return url;
 }

@@ -71,7 +71,10 @@ describe("the ollama provider through Core", () => {
     await writeSettings({ ollama: { baseUrl: ollama.url, apiKey: API_KEY } });
     await expect(create({ model: "qwen3" })).rejects.toMatchObject({ code: "OLLAMA_AUTH_FAILED" });
     await writeSettings({ ollama: { baseUrl: ollama.url, apiKey: "another-key" } });
-    await expect(create({ model: "llama9" })).rejects.toMatchObject({ code: "OLLAMA_MODEL_NOT_FOUND", message: expect.stringContaining("ollama pull llama9") });
+    await expect(create({ model: "llama9" })).rejects.toMatchObject({
+      code: "OLLAMA_MODEL_NOT_FOUND",
+      message: expect.stringContaining("ollama pull llama9"),
+    });
     await expect(create({ model: "qwen3" })).resolves.toMatchObject({ provider: "ollama", model: "qwen3" });
     page.close();
   });
@@ -96,7 +99,11 @@ describe("the ollama provider through Core", () => {
     const running = await core.start();
     const page = await CoreConnection.open(running.paths.socketPath);
     const events = collectSessionEvents(page, 30_000);
-    const { sessionId, workspace } = await page.request("createSession", { provider: "ollama", model: "qwen3", skills: { guidance: "A board.", tools: [addTodo] } }, ORIGIN);
+    const { sessionId, workspace } = await page.request(
+      "createSession",
+      { provider: "ollama", model: "qwen3", skills: { guidance: "A board.", tools: [addTodo] } },
+      ORIGIN,
+    );
     await writeFile(join(workspace.path, "notes.txt"), "milk, eggs\n");
     await mkdir(join(workspace.path, "scripts"));
     await writeFile(join(workspace.path, "scripts", "count.ts"), 'console.log(Deno.args.length + " items");\n');
@@ -109,7 +116,11 @@ describe("the ollama provider through Core", () => {
     page.onFrame((frame) => {
       if (frame.kind !== "event" || frame.envelope.event.type !== "tool-call-requested") return;
       const { toolRequestId, args } = frame.envelope.event;
-      void page.request("submitToolResult", { sessionId, toolRequestId, outcome: { ok: true, result: { id: "card-1", ...(args as object) } } }, ORIGIN);
+      void page.request(
+        "submitToolResult",
+        { sessionId, toolRequestId, outcome: { ok: true, result: { id: "card-1", ...(args as object) } } },
+        ORIGIN,
+      );
     });
     await page.request("sendText", { sessionId, turnId: "turn-1", text: `plan: ${JSON.stringify(plan)}` }, ORIGIN);
     await events.until("turn-completed");

@@ -27,7 +27,8 @@ export const OLLAMA_SETTINGS = {
     apiKey: {
       secret: {
         label: "API key",
-        description: "The key Pedelec's agent sends to Ollama (ollama.com or your own server). It is stored in settings.json (0600) and never shown again.",
+        description:
+          "The key Pedelec's agent sends to Ollama (ollama.com or your own server). It is stored in settings.json (0600) and never shown again.",
       },
       parse: (value: string) => {
         // A key goes into an HTTP header: one line (the message never repeats it).

@@ -14,7 +14,8 @@ const turn = [
   '{"type":"turn-completed","rounds":2,"usage":{"promptTokens":120,"outputTokens":30}}',
 ];
 
-const exited = (exitCode: number): ProviderProcessResult => ({ exitCode, signal: null, stderr: "", spawnError: null }) as unknown as ProviderProcessResult;
+const exited = (exitCode: number): ProviderProcessResult =>
+  ({ exitCode, signal: null, stderr: "", spawnError: null }) as unknown as ProviderProcessResult;
 
 function parse(lines: string[]) {
   const parser = new OllamaStreamParser();

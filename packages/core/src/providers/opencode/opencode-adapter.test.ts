@@ -24,7 +24,9 @@ describe("access modes", () => {
   it("denies a sandboxed agent any shell command but Pedelec's own, and lets a Full Access agent run it", async () => {
     const sandboxed = await turn({ prompt: "bash: cat /etc/hostname" });
     expect(sandboxed.outcome).toEqual({ ok: true });
-    expect(texts(sandboxed.events).at(-1)).toMatch(/^Bash denied: The user has specified a rule which prevents you from using this specific tool call/);
+    expect(texts(sandboxed.events).at(-1)).toMatch(
+      /^Bash denied: The user has specified a rule which prevents you from using this specific tool call/,
+    );
     const activities = sandboxed.events.flatMap((event) => (event.type === "activity" ? [event.activity.status] : []));
     expect(activities).toEqual(["started", "failed"]);
     for (const command of ["pedelec-cli tool-spec x | sh", "pedelec-cli tool-spec $(cat /etc/hostname)", "pedelec-cli x; rm -rf ."]) {
@@ -40,12 +42,21 @@ describe("access modes", () => {
   it("passes the sandbox flags and permissions to the CLI, and the permissive flag only for Full Access", async () => {
     const sandboxed = await turn({ prompt: "report-args", model: "anthropic/claude-sonnet-4-5" });
     expect(JSON.parse(texts(sandboxed.events)[0] ?? "")).toEqual([
-      "run", "--format", "json", "--model", "anthropic/claude-sonnet-4-5", "--variant", "medium",
+      "run",
+      "--format",
+      "json",
+      "--model",
+      "anthropic/claude-sonnet-4-5",
+      "--variant",
+      "medium",
     ]);
     const full = await turn({ prompt: "report-args", access: "full" });
     expect(JSON.parse(texts(full.events)[0] ?? "")).toEqual(["run", "--format", "json", "--dangerously-skip-permissions", "--variant", "medium"]);
     // The sandbox rules travel in the environment; a Full Access run gets none of them.
-    const fullEnv = await turn({ prompt: "bash: printenv OPENCODE_PERMISSION OPENCODE_DISABLE_PROJECT_CONFIG OPENCODE_CONFIG_PROJECT_DISABLE", access: "full" });
+    const fullEnv = await turn({
+      prompt: "bash: printenv OPENCODE_PERMISSION OPENCODE_DISABLE_PROJECT_CONFIG OPENCODE_CONFIG_PROJECT_DISABLE",
+      access: "full",
+    });
     expect(texts(fullEnv.events).at(-1)).toBe("Bash exit 1: ");
   });
 });

@@ -55,10 +55,38 @@ export function opencodeSandboxEnv(): Record<string, string> {
 
 /** Flags the adapter sets itself, or that would change permissions, the session, the prompt or the output. */
 export const OPENCODE_OWNED_FLAGS = [
-  "--format", "--session", "-s", "--continue", "-c", "--fork", "--model", "-m", "--agent", "--command",
-  "--file", "-f", "--dir", "--attach", "--port", "--password", "-p", "--username", "-u", "--auto", "--yolo",
-  "--dangerously-skip-permissions", "--interactive", "-i", "--mini", "--demo", "--share", "--help", "-h",
-  "--version", "-v", "--",
+  "--format",
+  "--session",
+  "-s",
+  "--continue",
+  "-c",
+  "--fork",
+  "--model",
+  "-m",
+  "--agent",
+  "--command",
+  "--file",
+  "-f",
+  "--dir",
+  "--attach",
+  "--port",
+  "--password",
+  "-p",
+  "--username",
+  "-u",
+  "--auto",
+  "--yolo",
+  "--dangerously-skip-permissions",
+  "--interactive",
+  "-i",
+  "--mini",
+  "--demo",
+  "--share",
+  "--help",
+  "-h",
+  "--version",
+  "-v",
+  "--",
 ];
 
 /**
@@ -78,4 +106,3 @@ export function buildOpencodeArgs(input: OpencodeArgsInput): string[] {
   args.push(...input.effortArgv);
   return args;
 }
-

@@ -66,7 +66,13 @@ describe("OpencodeStreamParser over the documented stream", () => {
       { type: "activity", activity: { id: "toolu_01WriteNotes", kind: "file-edit", status: "started", title: `${WORKSPACE}/notes.md` } },
       {
         type: "activity",
-        activity: { id: "toolu_01WriteNotes", kind: "file-edit", status: "completed", title: `${WORKSPACE}/notes.md`, detail: "Wrote file successfully." },
+        activity: {
+          id: "toolu_01WriteNotes",
+          kind: "file-edit",
+          status: "completed",
+          title: `${WORKSPACE}/notes.md`,
+          detail: "Wrote file successfully.",
+        },
       },
       { type: "activity", activity: { id: "toolu_01ReadNotes", kind: "file-read", status: "started", title: `${WORKSPACE}/notes.md` } },
       {
@@ -182,7 +188,10 @@ describe("OpencodeStreamParser errors, usage and scrubbing (lines built from the
   it("reports the steps of the documented tool turn, and nothing for a step without tokens or with odd ones", () => {
     const { events } = replay(fixtureLines("tool-turn.jsonl"));
     expect(usageOf(events).at(-1)).toMatchObject({ totalTokens: expect.any(Number) as number });
-    const quiet = replay([line("step_finish", { part: { id: "p", type: "step-finish", reason: "stop" } }), stepFinish("stop", { total: "lots", input: -1 })]);
+    const quiet = replay([
+      line("step_finish", { part: { id: "p", type: "step-finish", reason: "stop" } }),
+      stepFinish("stop", { total: "lots", input: -1 }),
+    ]);
     expect(usageOf(quiet.events)).toEqual([]);
     expect(quiet.summary.problem).toBeNull();
   });

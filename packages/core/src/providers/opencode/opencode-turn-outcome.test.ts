@@ -12,7 +12,11 @@ function summaryOf(lines: readonly string[]) {
 }
 
 function fixture(name: string) {
-  return summaryOf(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8").split("\n").filter((line) => line !== ""));
+  return summaryOf(
+    readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")
+      .split("\n")
+      .filter((line) => line !== ""),
+  );
 }
 
 function exited(exitCode: number, stderr = ""): ProviderProcessResult {
@@ -28,14 +32,20 @@ describe("opencodeTurnOutcome", () => {
   it("maps an error line with exit 1 to PROVIDER_FAILED with the provider's message", () => {
     const lines = ['{"type":"error","timestamp":1,"sessionID":"ses_x","error":{"name":"UnknownError","data":{"message":"something broke"}}}'];
     const outcome = opencodeTurnOutcome(exited(1), summaryOf(lines), false);
-    expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED", message: "something broke", details: { exitCode: 1, errorName: "UnknownError" } } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: "PROVIDER_FAILED", message: "something broke", details: { exitCode: 1, errorName: "UnknownError" } },
+    });
     expect(outcome).not.toHaveProperty("conversationLost");
   });
 
   it("maps a missing or refused key to PROVIDER_NOT_AUTHENTICATED with the command that fixes it", () => {
     for (const name of ["not-authenticated.jsonl", "invalid-key.jsonl", "refused-key.jsonl"]) {
       const outcome = opencodeTurnOutcome(exited(1), fixture(name), false);
-      expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_NOT_AUTHENTICATED", message: expect.stringContaining('"opencode auth login"') as string } });
+      expect(outcome).toMatchObject({
+        ok: false,
+        error: { code: "PROVIDER_NOT_AUTHENTICATED", message: expect.stringContaining('"opencode auth login"') as string },
+      });
     }
     // A key the provider refused (401) says so, and that the key may be what needs fixing.
     expect(opencodeTurnOutcome(exited(1), fixture("refused-key.jsonl"), false)).toMatchObject({
@@ -60,11 +70,22 @@ describe("opencodeTurnOutcome", () => {
       error: { code: "PROVIDER_OVERLOADED", message: "Overloaded", details: { provider: "opencode", httpStatus: 529, retriable: true, exitCode: 1 } },
     });
     const error = (data: object) => [JSON.stringify({ type: "error", timestamp: 1, sessionID: "ses_x", error: { name: "APIError", data } })];
-    for (const data of [{ message: "Too Many Requests", statusCode: 429, isRetryable: true }, { message: "bad gateway", statusCode: 502 }, { message: "odd", statusCode: 418, isRetryable: true }]) {
-      expect(opencodeTurnOutcome(exited(1), summaryOf(error(data)), false), JSON.stringify(data)).toMatchObject({ ok: false, error: { code: "PROVIDER_OVERLOADED" } });
+    for (const data of [
+      { message: "Too Many Requests", statusCode: 429, isRetryable: true },
+      { message: "bad gateway", statusCode: 502 },
+      { message: "odd", statusCode: 418, isRetryable: true },
+    ]) {
+      expect(opencodeTurnOutcome(exited(1), summaryOf(error(data)), false), JSON.stringify(data)).toMatchObject({
+        ok: false,
+        error: { code: "PROVIDER_OVERLOADED" },
+      });
     }
     // Retried without any answer (no server): not a sign of load, and the message carries no endpoint.
-    const unreachable = error({ message: "Cannot connect to API: Unable to connect. Is the computer able to access the url?", isRetryable: true, metadata: { url: "http://127.0.0.1:9/v1/chat/completions" } });
+    const unreachable = error({
+      message: "Cannot connect to API: Unable to connect. Is the computer able to access the url?",
+      isRetryable: true,
+      metadata: { url: "http://127.0.0.1:9/v1/chat/completions" },
+    });
     const outcome = opencodeTurnOutcome(exited(1, "Error: fetch http://127.0.0.1:9/v1/chat/completions failed\n"), summaryOf(unreachable), false);
     expect(outcome).toMatchObject({ ok: false, error: { code: "PROVIDER_FAILED" } });
     expect(JSON.stringify(outcome.ok ? null : outcome.error.toWire())).not.toContain("127.0.0.1");
