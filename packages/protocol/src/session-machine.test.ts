@@ -1,16 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SESSION_STATUSES, type SessionStatus } from "./domain.js";
-import type { PendingToolCall, SessionEvent } from "./session-events.js";
+import { SESSION_STATUSES } from "./domain.js";
+import type { SessionEvent } from "./session-events.js";
 import { sessionMachineState, stepSession, type SessionMachineInput, type SessionMachineState, type SessionStep } from "./session-machine.js";
+import { cancelled, liveStartStatus, machineInputs, pendingCall, providerFailed, toolCallIds } from "./testing/session-machine-inputs.js";
 import { SESSION_STATUS_TRIGGERS, SESSION_TRANSITIONS, isBusySessionStatus, statusAfterLinkLost } from "./session-transitions.js";
 
-const cancelled = { code: "TURN_CANCELLED" as const, message: "the turn was cancelled" };
-const providerFailed = { code: "PROVIDER_FAILED" as const, message: "the provider failed" };
-
-function call(toolRequestId: string, turnId = "t1"): PendingToolCall {
-  return { turnId, toolRequestId, toolName: "add_todo", args: { title: "milk" }, timeoutMs: 5_000 };
-}
+const call = pendingCall;
 
 /** Runs `inputs` from `state`, failing on a refusal, and returns the final state and every event's type (status events as `status:<status>`). */
 function run(inputs: readonly SessionMachineInput[], state: SessionMachineState = sessionMachineState({ sessionId: "s1" })) {
@@ -209,82 +205,12 @@ describe("the session machine", () => {
   });
 });
 
-/** Makes an input, given the ids of the tool calls made so far and a way to make a new one. */
-type InputMaker = (made: readonly string[], next: () => string) => SessionMachineInput;
-
-/** One of the tool calls made so far, by index (a call never made when there is none). */
-const madeCall = (made: readonly string[], index: number): string => made[index % Math.max(made.length, 1)] ?? "none";
-
-const turnIds = fc.constantFrom("t1", "t2", "t3");
-
-/** Inputs drawn from a few turn ids, claimants and (by index) the tool calls made so far. */
-const inputArbitrary: fc.Arbitrary<InputMaker> = fc.oneof(
-  fc.record({ turnId: turnIds, kind: fc.constantFrom("user" as const, "prepare" as const), canPrepare: fc.boolean() }).map(
-    ({ turnId, kind, canPrepare }): InputMaker =>
-      () => ({ type: "turn-requested", turnId, turnKind: kind, canPrepare }),
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      () => ({ type: "turn-began", turnId }),
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      () => ({ type: "turn-stopping", turnId }),
-  ),
-  fc.record({ turnId: turnIds, error: fc.constantFrom(undefined, cancelled, providerFailed) }).map(
-    ({ turnId, error }): InputMaker =>
-      () =>
-        error === undefined ? { type: "turn-ended", turnId } : { type: "turn-ended", turnId, error },
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      () => ({ type: "interrupted-turn-failed", turnId, turnKind: "user", error: providerFailed }),
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      (_made, next) => ({ type: "tool-call-requested", call: call(next(), turnId) }),
-  ),
-  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b") }).map(
-    ({ index, claimant }): InputMaker =>
-      (made) => ({ type: "tool-call-claimed", toolRequestId: madeCall(made, index), claimant }),
-  ),
-  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b", undefined) }).map(
-    ({ index, claimant }): InputMaker =>
-      (made) => ({ type: "tool-call-answered", toolRequestId: madeCall(made, index), claimant }),
-  ),
-  fc.record({ index: fc.nat(), outcome: fc.constantFrom("timed-out" as const, "cancelled" as const, "abandoned" as const) }).map(
-    ({ index, outcome }): InputMaker =>
-      (made) => ({ type: "tool-call-settled", toolRequestId: madeCall(made, index), outcome }),
-  ),
-  fc.constantFrom("tab-a", "tab-b").map(
-    (gone): InputMaker =>
-      () => ({ type: "tool-claims-released", isGone: (claimant: string) => claimant === gone }),
-  ),
-  fc.constantFrom("cancelled" as const, "abandoned" as const).map(
-    (outcome): InputMaker =>
-      () => ({ type: "core-lost", outcome }),
-  ),
-  fc.constant<InputMaker>(() => ({ type: "session-ending" })),
-  fc.constantFrom("requested" as const, "expired" as const).map(
-    (reason): InputMaker =>
-      () => ({ type: "session-ended", reason }),
-  ),
-  fc.constant<InputMaker>(() => ({ type: "event-published", event: { type: "chat-delta", turnId: "t1", messageId: "m1", delta: "hi" } })),
-);
-
-const startStatus = fc.constantFrom<SessionStatus>("idle", "running", "waiting_tool_result", "error");
-
 describe("the session machine, on random inputs", () => {
   it("never reaches an undefined transition, numbers events without gaps, settles each call and accepts each turn id once", () => {
     fc.assert(
-      fc.property(startStatus, fc.nat({ max: 20 }), fc.array(inputArbitrary, { maxLength: 60 }), (status, seq, makers) => {
+      fc.property(liveStartStatus, fc.nat({ max: 20 }), fc.array(machineInputs(), { maxLength: 60 }), (status, seq, makers) => {
         let state = sessionMachineState({ sessionId: "s1", status, seq });
-        const made: string[] = [];
-        const next = () => {
-          const id = `r${made.length + 1}`;
-          made.push(id);
-          return id;
-        };
+        const { made, next } = toolCallIds();
         const settledCalls = new Set<string>();
         const acceptedTurns = new Set<string>();
         const startedTurns = new Set<string>();

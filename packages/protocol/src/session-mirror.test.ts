@@ -1,8 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { SessionStatus } from "./domain.js";
-import type { PendingToolCall, SessionEvent } from "./session-events.js";
-import { sessionMachineState, stepSession, type SessionMachineInput } from "./session-machine.js";
+import type { SessionEvent } from "./session-events.js";
+import { sessionMachineState, stepSession } from "./session-machine.js";
 import {
   isSessionStatusTransition,
   sessionMirrorState,
@@ -10,13 +9,13 @@ import {
   type SessionMirrorInput,
   type SessionMirrorState,
 } from "./session-mirror.js";
+import { liveStartStatus, machineInputs, toolCallIds } from "./testing/session-machine-inputs.js";
 
-const providerFailed = { code: "PROVIDER_FAILED" as const, message: "the provider failed" };
-const cancelled = { code: "TURN_CANCELLED" as const, message: "the turn was cancelled" };
-
-function call(toolRequestId: string, turnId: string): PendingToolCall {
-  return { turnId, toolRequestId, toolName: "add_todo", args: { title: "milk" }, timeoutMs: 5_000 };
-}
+/**
+ * Every input of the machine but `core-lost`, which by design sends no event (the runtime vanished), so no page could
+ * mirror it, and `event-published`, which moves no status.
+ */
+const mirroredInputs = machineInputs(["core-lost", "event-published"]);
 
 /** Feeds `inputs` to the mirror, failing on an irregular step, and returns the final state. */
 function mirror(inputs: readonly SessionMirrorInput[], state: SessionMirrorState = sessionMirrorState({ status: "idle" })) {
@@ -75,81 +74,16 @@ describe("the session mirror", () => {
   });
 });
 
-/** Makes an input, given the ids of the tool calls made so far and a way to make a new one. */
-type InputMaker = (made: readonly string[], next: () => string) => SessionMachineInput;
-
-const madeCall = (made: readonly string[], index: number): string => made[index % Math.max(made.length, 1)] ?? "none";
-const turnIds = fc.constantFrom("t1", "t2", "t3");
-
-/**
- * Every input of the machine but `core-lost`, which by design sends no event (the runtime vanished), so no page could
- * mirror it.
- */
-const inputArbitrary: fc.Arbitrary<InputMaker> = fc.oneof(
-  fc.record({ turnId: turnIds, kind: fc.constantFrom("user" as const, "prepare" as const), canPrepare: fc.boolean() }).map(
-    ({ turnId, kind, canPrepare }): InputMaker =>
-      () => ({ type: "turn-requested", turnId, turnKind: kind, canPrepare }),
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      () => ({ type: "turn-began", turnId }),
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      () => ({ type: "turn-stopping", turnId }),
-  ),
-  fc.record({ turnId: turnIds, error: fc.constantFrom(undefined, cancelled, providerFailed) }).map(
-    ({ turnId, error }): InputMaker =>
-      () =>
-        error === undefined ? { type: "turn-ended", turnId } : { type: "turn-ended", turnId, error },
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      () => ({ type: "interrupted-turn-failed", turnId, turnKind: "user", error: providerFailed }),
-  ),
-  turnIds.map(
-    (turnId): InputMaker =>
-      (_made, next) => ({ type: "tool-call-requested", call: call(next(), turnId) }),
-  ),
-  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b") }).map(
-    ({ index, claimant }): InputMaker =>
-      (made) => ({ type: "tool-call-claimed", toolRequestId: madeCall(made, index), claimant }),
-  ),
-  fc.record({ index: fc.nat(), claimant: fc.constantFrom("tab-a", "tab-b", undefined) }).map(
-    ({ index, claimant }): InputMaker =>
-      (made) => ({ type: "tool-call-answered", toolRequestId: madeCall(made, index), claimant }),
-  ),
-  fc.record({ index: fc.nat(), outcome: fc.constantFrom("timed-out" as const, "cancelled" as const, "abandoned" as const) }).map(
-    ({ index, outcome }): InputMaker =>
-      (made) => ({ type: "tool-call-settled", toolRequestId: madeCall(made, index), outcome }),
-  ),
-  fc.constantFrom("tab-a", "tab-b").map(
-    (gone): InputMaker =>
-      () => ({ type: "tool-claims-released", isGone: (claimant: string) => claimant === gone }),
-  ),
-  fc.constant<InputMaker>(() => ({ type: "session-ending" })),
-  fc.constantFrom("requested" as const, "expired" as const).map(
-    (reason): InputMaker =>
-      () => ({ type: "session-ended", reason }),
-  ),
-);
-
-const startStatus = fc.constantFrom<SessionStatus>("idle", "running", "waiting_tool_result", "error");
-
 describe("the session mirror, on the events of the real machine", () => {
   it("shows the machine's status, turn under way and end after every step, and finds every change in the table", () => {
     fc.assert(
-      fc.property(startStatus, fc.array(inputArbitrary, { maxLength: 60 }), fc.nat({ max: 60 }), (status, makers, attachAt) => {
+      fc.property(liveStartStatus, fc.array(mirroredInputs, { maxLength: 60 }), fc.nat({ max: 60 }), (status, makers, attachAt) => {
         let machine = sessionMachineState({ sessionId: "s1", status });
         let page = sessionMirrorState({ status });
         // A second page attaches part way through: it gets the answer, then the replay of what came before it.
         let late: SessionMirrorState | undefined;
         const replay: SessionEvent[] = [];
-        const made: string[] = [];
-        const next = () => {
-          made.push(`r${made.length + 1}`);
-          return made[made.length - 1]!;
-        };
+        const { made, next } = toolCallIds();
         makers.forEach((make, index) => {
           const step = stepSession(machine, make(made, next));
           machine = step.state;
