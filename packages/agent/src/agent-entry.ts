@@ -4,7 +4,7 @@ import { locateCore } from "@pedelec/core-client/core-location";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { parseAgentOptions } from "./agent-options.js";
 import { runAgentTurn, TurnFailure } from "./agent-turn.js";
-import { CoreBridge } from "./core-bridge.js";
+import { ThreadBridge } from "@pedelec/core-client/thread-bridge";
 import { MAX_TURN_MS_ENV } from "./turn-limits.js";
 
 /**
@@ -33,7 +33,7 @@ async function main(): Promise<number> {
   // Read once and dropped from the environment, so nothing the agent starts can inherit it.
   const apiKey = process.env[AGENT_API_KEY_ENV] ?? "";
   delete process.env[AGENT_API_KEY_ENV];
-  let bridge: CoreBridge | null = null;
+  let bridge: ThreadBridge | null = null;
   try {
     const options = parseAgentOptions(process.argv.slice(2));
     if (apiKey.trim() === "") {
@@ -51,7 +51,7 @@ async function main(): Promise<number> {
     if (prompt.trim() === "") throw new PedelecError("INVALID_INPUT", "the prompt is empty: write it on stdin");
     const idleTimeout = process.env[IDLE_TIMEOUT_ENV];
     const maxTurnMs = process.env[MAX_TURN_MS_ENV];
-    bridge = CoreBridge.fromEnvironment(process.env);
+    bridge = ThreadBridge.fromEnvironment(process.env);
     await runAgentTurn({
       options,
       prompt,

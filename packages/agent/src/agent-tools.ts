@@ -3,7 +3,7 @@ import type { Activity } from "@pedelec/protocol/session-events";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { MAX_RUN_TIMEOUT_MS } from "@pedelec/protocol/script-run";
-import type { CoreBridge, PageTool } from "./core-bridge.js";
+import type { ThreadBridge, PageTool } from "@pedelec/core-client/thread-bridge";
 import type { OllamaToolDefinition } from "./ollama-chat-schema.js";
 import type { TurnBudget } from "./turn-limits.js";
 import {
@@ -29,7 +29,7 @@ interface BuiltInTool<T extends z.ZodType> {
 /** What a built-in tool runs with: the workspace, Core, the turn's budget, and the turn's end. */
 interface ToolContext {
   workspace: string;
-  bridge: CoreBridge | null;
+  bridge: ThreadBridge | null;
   budget: TurnBudget;
   signal: AbortSignal;
 }
@@ -138,7 +138,7 @@ export class AgentToolbox {
    */
   static async create(
     workspace: string,
-    bridge: CoreBridge | null,
+    bridge: ThreadBridge | null,
     note: (text: string) => void,
     turn: { budget: TurnBudget; signal: AbortSignal },
   ): Promise<AgentToolbox> {

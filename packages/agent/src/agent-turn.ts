@@ -5,7 +5,7 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { truncateUtf8 } from "@pedelec/core/providers/truncate-utf8";
 import type { AgentOptions } from "./agent-options.js";
 import { AgentToolbox, BUILT_IN_TOOL_NAMES, isPlainObject } from "./agent-tools.js";
-import type { CoreBridge } from "./core-bridge.js";
+import type { ThreadBridge } from "@pedelec/core-client/thread-bridge";
 import { ConversationStore, newConversation, type ConversationRecord } from "./conversation-store.js";
 import type { OllamaChatRequest } from "./ollama-chat-schema.js";
 import { streamChatRound } from "./ollama-client.js";
@@ -28,7 +28,7 @@ export interface AgentTurnInput {
   prompt: string;
   apiKey: string;
   pedelecHome: string;
-  bridge: CoreBridge | null;
+  bridge: ThreadBridge | null;
   idleTimeoutMs?: number;
   /** How long the turn may take (DEFAULT_MAX_TURN_MS). */
   maxTurnMs?: number;

@@ -8,11 +8,18 @@ const packageRoot = fileURLToPath(new URL("..", import.meta.url));
 /** Where `pedelec-cli` finds the check of a tool-spec answer, next to itself. */
 const TOOL_SPEC_CHECK_FILE = "./pedelec-cli-tool-spec.cjs";
 
-/** `tool-spec-result.js` stays out of pedelec-cli's file: it is the one part that needs the schema library. */
-const toolSpecCheckOnDemandPlugin = {
-  name: "tool-spec-check-on-demand",
+/** Where `pedelec-cli mcp` finds the MCP server, next to itself. */
+const MCP_COMMAND_FILE = "./pedelec-cli-mcp.cjs";
+
+/**
+ * `tool-spec-result.js` and `mcp-command.js` stay out of pedelec-cli's file: the one needs the schema library, the other
+ * the MCP library, and `tool-call` needs neither.
+ */
+const onDemandPartsPlugin = {
+  name: "on-demand-parts",
   setup(pluginBuild) {
     pluginBuild.onResolve({ filter: /^\.\/tool-spec-result\.js$/ }, () => ({ path: TOOL_SPEC_CHECK_FILE, external: true }));
+    pluginBuild.onResolve({ filter: /^\.\/mcp-command\.js$/ }, () => ({ path: MCP_COMMAND_FILE, external: true }));
   },
 };
 
@@ -37,11 +44,18 @@ export function agentCommandBuilds() {
       entryPoints: { "pedelec-cli": "src/pedelec-cli-entry.ts" },
       format: "cjs",
       outExtension: { ".js": ".cjs" },
-      plugins: [workspaceSourcePlugin, toolSpecCheckOnDemandPlugin],
+      plugins: [workspaceSourcePlugin, onDemandPartsPlugin],
     },
     {
       ...common,
       entryPoints: { "pedelec-cli-tool-spec": "src/tool-spec-result.ts" },
+      format: "cjs",
+      outExtension: { ".js": ".cjs" },
+      plugins: [workspaceSourcePlugin, englishOnlyZodLocalesPlugin],
+    },
+    {
+      ...common,
+      entryPoints: { "pedelec-cli-mcp": "src/mcp-command.ts" },
       format: "cjs",
       outExtension: { ".js": ".cjs" },
       plugins: [workspaceSourcePlugin, englishOnlyZodLocalesPlugin],

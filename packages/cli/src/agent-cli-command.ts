@@ -1,9 +1,11 @@
+import type { Readable, Writable } from "node:stream";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { callCore } from "@pedelec/core-client/core-call";
 import { locateCore } from "@pedelec/core-client/core-location";
 import { CORE_VERSION } from "@pedelec/core-client/core-version";
 import { checkToolCallResult } from "@pedelec/protocol/agent-command-replies";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { SESSION_TOOL_SERVER_COMMAND } from "@pedelec/protocol/session-tool-server";
 import { isSessionId, isThreadCapability, THREAD_CAPABILITY_ENV } from "@pedelec/protocol/thread-access";
 
 // Agents run this command for every tool call, so nothing on its path loads the schema library: the thread id and
@@ -14,6 +16,7 @@ const AGENT_CLI_USAGE = `Usage:
   pedelec-cli --thread-id <id> tool-spec <tool-name>
   pedelec-cli --thread-id <id> tool-call <tool-name> '<json_args>'
   pedelec-cli --thread-id <id> tool-call <tool-name> -     (arguments read from stdin)
+  pedelec-cli --thread-id <id> mcp                          (the thread's tools as an MCP server on stdio)
 The thread id defaults to $PEDELEC_THREAD_ID; the thread's capability is read from $${THREAD_CAPABILITY_ENV}.`;
 
 /** The flags the command takes before its words. */
@@ -29,6 +32,8 @@ export interface AgentCliIo {
   env: NodeJS.ProcessEnv;
   /** All of standard input, read when the arguments are given as `-` (argv cannot carry more than about 128 KiB). */
   readStdin: () => Promise<string>;
+  /** Standard input and output as streams, for `mcp`, which speaks MCP on them for as long as the client stays. */
+  stdio?: { input: Readable; output: Writable };
 }
 
 /**
@@ -60,15 +65,22 @@ export async function runAgentCli(argv: readonly string[], io: AgentCliIo): Prom
     return fail(new PedelecError("INVALID_INPUT", `a valid --thread-id is required\n${AGENT_CLI_USAGE}`), 2);
   }
   const wellFormed =
+    (command === SESSION_TOOL_SERVER_COMMAND && toolName === undefined) ||
     (command === "tool-spec" && toolName !== undefined && argsJson === undefined) ||
     (command === "tool-call" && toolName !== undefined && extra.length === 0);
-  if (!wellFormed || toolName === undefined) return fail(new PedelecError("INVALID_INPUT", AGENT_CLI_USAGE), 2);
+  if (!wellFormed) return fail(new PedelecError("INVALID_INPUT", AGENT_CLI_USAGE), 2);
   const capability = io.env[THREAD_CAPABILITY_ENV];
   if (!isThreadCapability(capability)) {
     return fail(
       new PedelecError("THREAD_ACCESS_DENIED", `${THREAD_CAPABILITY_ENV} is not set: pedelec-cli works only inside a Pedelec agent turn`),
       1,
     );
+  }
+  if (command === SESSION_TOOL_SERVER_COMMAND || toolName === undefined) {
+    if (io.stdio === undefined) return fail(new PedelecError("INVALID_INPUT", "mcp needs standard input and output"), 2);
+    // The MCP library loads only here: tool-call, the command agents without MCP run for every call, never loads it.
+    const { serveSessionMcp } = await import("./mcp-command.js");
+    return serveSessionMcp({ env: io.env, threadId, capability, ...io.stdio });
   }
   let argsText = argsJson ?? "{}";
   if (argsText === "-") {

@@ -12,6 +12,7 @@ void runAgentCli(process.argv.slice(2), {
   err: (text) => writeOutput(2, text),
   env: process.env,
   readStdin: () => readUtf8Stream(process.stdin, MAX_STDIN_BYTES),
+  stdio: { input: process.stdin, output: process.stdout },
 }).then((exitCode) => {
   process.exitCode = exitCode;
 });

@@ -1,5 +1,5 @@
-import { CoreConnection } from "@pedelec/core-client/core-client";
-import { locateCore } from "@pedelec/core-client/core-location";
+import { CoreConnection } from "./core-client.js";
+import { locateCore } from "./core-location.js";
 import { sessionIdSchema } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { THREAD_CAPABILITY_ENV, threadCapabilitySchema, type RequestPayload, type RequestResult } from "@pedelec/protocol/requests";
@@ -25,7 +25,7 @@ export interface ScriptRunReport {
  * The agent's way into Core, as the thread's own agent process: the page's tools and script runs, presented with the
  * thread id and the capability Core put in the environment.
  */
-export class CoreBridge {
+export class ThreadBridge {
   readonly #socketPath: string;
   readonly #threadId: string;
   readonly #capability: string;
@@ -38,26 +38,37 @@ export class CoreBridge {
   }
 
   /** The bridge of the thread the environment names, or null outside a Pedelec turn (no thread, no capability). */
-  static fromEnvironment(env: NodeJS.ProcessEnv): CoreBridge | null {
+  static fromEnvironment(env: NodeJS.ProcessEnv): ThreadBridge | null {
     const threadId = env.PEDELEC_THREAD_ID;
     const capability = env[THREAD_CAPABILITY_ENV];
     if (threadId === undefined || capability === undefined) return null;
     if (!sessionIdSchema.safeParse(threadId).success || !threadCapabilitySchema.safeParse(capability).success) {
       throw new PedelecError("THREAD_ACCESS_DENIED", `PEDELEC_THREAD_ID or ${THREAD_CAPABILITY_ENV} is malformed`);
     }
-    return new CoreBridge(locateCore(env).socketPath, threadId, capability);
+    return new ThreadBridge(locateCore(env).socketPath, threadId, capability);
   }
 
   async listTools(): Promise<PageTool[]> {
     return (await this.#shared()).request("toolList", { threadId: this.#threadId, capability: this.#capability });
   }
 
-  /** Calls a page tool; Core validates the arguments and waits for the page's answer (or for `signal`). */
+  /**
+   * Calls a page tool; Core validates the arguments and waits for the page's answer. Each call has a connection of its
+   * own, as `pedelec-cli tool-call` has: when `signal` aborts, closing it tells Core the call was abandoned, so the page's
+   * handler is told too instead of running on to the tool's timeout.
+   */
   async callTool(toolName: string, args: unknown, signal?: AbortSignal): Promise<unknown> {
-    const connection = await this.#shared();
     const payload = { threadId: this.#threadId, capability: this.#capability, toolName, argsJson: JSON.stringify(args) };
-    const answer = await connection.request("toolCall", payload, undefined, signal);
-    return answer.result;
+    const connection = await CoreConnection.open(this.#socketPath, signal);
+    const onAbort = (): void => connection.close();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const answer = await connection.request("toolCall", payload, undefined, signal);
+      return answer.result;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      connection.close();
+    }
   }
 
   /** Runs a script as pedelec-ts-runtime does, on a connection of its own so every run-output frame on it is this run's. */
