@@ -348,8 +348,9 @@ describe("asset transfers through Core", () => {
     cut.abort();
     await expect(transfer).rejects.toThrow();
     await expect.poll(() => namesIn(assets), { timeout: 5_000 }).toEqual([]);
-    // The slot is free again.
-    await page.request("prepareAssetUpload", { sessionId, path: "/second.bin", sizeBytes: 1 }, ORIGIN);
+    // The slot is free again once the transfer has ended, which comes a moment after its temporary file is gone.
+    const prepareSecond = () => codeOf(page.request("prepareAssetUpload", { sessionId, path: "/second.bin", sizeBytes: 1 }, ORIGIN));
+    await expect.poll(prepareSecond, { timeout: 5_000 }).toBe("accepted");
   });
 
   it("cuts an upload under way when its session ends, and removes the partial file", async () => {
