@@ -14,12 +14,13 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { expect, it } from "vitest";
 import { buildFirstPrompt } from "@pedelec/core/first-prompt";
-import { buildClaudeArgs } from "@pedelec/core/providers/claude/claude-args";
+import { buildClaudeArgs, CLAUDE_SANDBOX_ENV, claudeToolName } from "@pedelec/core/providers/claude/claude-args";
 import { buildCodexArgs } from "@pedelec/core/providers/codex/codex-args";
-import { buildOpencodeArgs, opencodeSandboxEnv } from "@pedelec/core/providers/opencode/opencode-args";
+import { buildOpencodeArgs, opencodeConfigContent, opencodeSandboxEnv } from "@pedelec/core/providers/opencode/opencode-args";
 import { REAL_CLIS, realCliPath, type RealCli } from "../test/real-clis/real-clis.js";
 import { grantFullAccess } from "../test/e2e/harness.js";
-import { openRealAgentSession, setUpRealAgent, type RealAgentEnvironment } from "../test/e2e/real-agent.js";
+import { NATIVE_PAGE_TOOLS, openRealAgentSession, setUpRealAgent, type RealAgentEnvironment } from "../test/e2e/real-agent.js";
+import type { ModelReply } from "../test/model-servers/model-server-types.js";
 import { latencySummary, ms } from "./latency-summary.js";
 
 const ROUNDS = Number.parseInt(process.env.BENCH_REAL_CLI_ROUNDS ?? "9", 10);
@@ -37,21 +38,30 @@ const MEDIUM_EFFORT: Record<RealCli, string[]> = {
   opencode: ["--variant", "medium"],
 };
 
-function argvFor(cli: RealCli, workspacePath: string): { args: string[]; env: Record<string, string> } {
-  const input = { workspacePath, providerSessionId: null, model: null, effortArgv: MEDIUM_EFFORT[cli], access: "sandbox" as const };
+function argvFor(cli: RealCli, workspacePath: string, home: string): { args: string[]; env: Record<string, string> } {
+  // Run by hand, outside a turn of Core's: the session's MCP server starts, finds no thread, and the CLI goes on without it.
+  const toolServer = { command: join(home, "bin", "pedelec-cli"), args: ["mcp"], envNames: [] };
+  const input = { workspacePath, providerSessionId: null, model: null, effortArgv: MEDIUM_EFFORT[cli], access: "sandbox" as const, toolServer };
   switch (cli) {
     case "claude":
-      return { args: buildClaudeArgs(input), env: {} };
+      // Run by hand, outside a turn of Core's: the session's MCP server starts, finds no thread, and claude goes on without it.
+      return {
+        args: buildClaudeArgs({ ...input, toolServer: { command: join(home, "bin", "pedelec-cli"), args: ["mcp"], envNames: [] } }),
+        env: CLAUDE_SANDBOX_ENV,
+      };
     case "codex":
       return { args: buildCodexArgs(input), env: {} };
     case "opencode":
-      return { args: buildOpencodeArgs(input), env: opencodeSandboxEnv() };
+      return {
+        args: buildOpencodeArgs(input),
+        env: { ...opencodeSandboxEnv(), OPENCODE_CONFIG_CONTENT: opencodeConfigContent(toolServer, undefined) },
+      };
   }
 }
 
 /** Runs the CLI by hand as Core would, prompt on stdin; resolves with the wall time from spawn to exit. */
 function runByHand(cli: RealCli, environment: RealAgentEnvironment, workspacePath: string, prompt: string): Promise<number> {
-  const { args, env } = argvFor(cli, workspacePath);
+  const { args, env } = argvFor(cli, workspacePath, environment.e2e.home);
   const childEnv = {
     ...(environment.e2e.env as Record<string, string>),
     ...env,
@@ -124,6 +134,73 @@ async function toolRoundTrips(cli: RealCli): Promise<{ toolCall: number[]; node:
     await environment.close();
   }
 }
+
+/**
+ * A page tool as the real CLI sees it: from the model's request that asks for the call to the request that brings its
+ * result back, the CLI's own tool running included. The same Full Access session has both ways, so turns alternate: one
+ * where the model calls the tool natively (the session's MCP server, started once per turn) and one where it runs
+ * `pedelec-cli tool-call` in its shell (a process per call), each with TOOL_CALLS calls.
+ */
+async function nativeAgainstShell(cli: RealCli): Promise<{ native: number[]; shell: number[] }> {
+  const native = NATIVE_PAGE_TOOLS[cli];
+  if (native === null) throw new Error(`${cli} has no native page tools`);
+  const environment = await setUpRealAgent(cli, { extraEnv: cli === "claude" ? { IS_SANDBOX: "1" } : {} });
+  const server = environment.server!;
+  const samples = { native: [] as number[], shell: [] as number[] };
+  try {
+    const first = await openRealAgentSession(environment, { approve: true });
+    await first.page.close();
+    await grantFullAccess(environment.e2e, new URL(environment.e2e.server.url).origin);
+    const { page, sessionId } = await openRealAgentSession(environment, { access: "full" });
+    const rounds = Math.max(2, Math.round(ROUNDS / 3));
+    for (let round = -1; round < rounds; round += 1) {
+      for (const way of ["native", "shell"] as const) {
+        const call: ModelReply =
+          way === "native"
+            ? native.call("add_todo", { title: "bench" })
+            : { kind: "shell", command: `pedelec-cli --thread-id ${sessionId} tool-call add_todo '{"title":"bench"}'` };
+        const from = server.requests.length;
+        server.script(...Array.from({ length: TOOL_CALLS }, () => call), { kind: "text", deltas: ["Done."] });
+        expect(await page.evaluate((text) => (window as any).send(text), `Add ${TOOL_CALLS} cards`)).toEqual({ ok: true });
+        const turn = server.requests.slice(from).filter((request) => request.purpose === "turn");
+        expect(turn).toHaveLength(TOOL_CALLS + 1);
+        // Round -1 warms both ways.
+        if (round < 0) continue;
+        for (let index = 1; index < turn.length; index += 1) samples[way].push(turn[index]!.receivedAt - turn[index - 1]!.receivedAt);
+      }
+    }
+    await page.close();
+  } finally {
+    await environment.close();
+  }
+  return samples;
+}
+
+/** The first prompt's size for `count` tools like the ones the tests register, with the shell rules and with native tools. */
+function firstPromptBytes(count: number): { shell: number; native: number } {
+  const tools = Array.from({ length: count }, (_, index) => ({ name: `tool_${index}`, description: "Add a card to the to-do board" }));
+  const input = { threadId: "3f2a9c1e-0000-4000-8000-000000000001", guidance: GUIDANCE, tools, userText: "Say you are ready" };
+  const bytes = (text: string) => Buffer.byteLength(text, "utf8");
+  return { shell: bytes(buildFirstPrompt(input)), native: bytes(buildFirstPrompt({ ...input, nativeToolName: claudeToolName })) };
+}
+
+it("measures page tools as native MCP tools against pedelec-cli in the shell, as the real CLI sees them", async () => {
+  const lines: string[] = [];
+  for (const cli of REAL_CLIS.filter((candidate) => NATIVE_PAGE_TOOLS[candidate] !== null)) {
+    const { native, shell } = await nativeAgainstShell(cli);
+    const nativeSummary = latencySummary(native);
+    const shellSummary = latencySummary(shell);
+    lines.push(
+      `${cli} page tool call (${native.length} calls each way, alternating turns): native ${ms(nativeSummary.median)} (p95 ${ms(nativeSummary.p95)}), ` +
+        `pedelec-cli in the shell ${ms(shellSummary.median)} (p95 ${ms(shellSummary.p95)}), ratio ${(nativeSummary.median / shellSummary.median).toFixed(2)}× (goal ≤ 0.5×)`,
+    );
+  }
+  for (const count of [1, 10]) {
+    const { shell, native } = firstPromptBytes(count);
+    lines.push(`first prompt with ${count} tool(s): ${shell} bytes with the shell rules, ${native} with native tools (${shell - native} fewer)`);
+  }
+  console.log(`\nNative page tools:\n${lines.join("\n")}`);
+});
 
 it("measures real CLI turns through Pedelec against the CLI by hand, and tool round trips against node -e 0", async () => {
   const lines: string[] = [];

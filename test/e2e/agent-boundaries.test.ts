@@ -2,7 +2,15 @@ import { access, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { approvedSession, corePidOf, nativeHostPidsFor, setUpE2e, standInProcessesIn, type E2eEnvironment } from "./harness.js";
+import {
+  approvedSession,
+  corePidOf,
+  nativeHostPidsFor,
+  setUpE2e,
+  setUpE2eWithStateFolder,
+  standInProcessesIn,
+  type E2eEnvironment,
+} from "./harness.js";
 import { logOf } from "./page-scripts.js";
 
 let environment: E2eEnvironment | undefined;
@@ -26,42 +34,46 @@ const isPresent = (path: string) =>
     () => false,
   );
 
+/** A session of the stand-in cursor-agent, which still calls page tools through pedelec-cli in its shell. */
+const CURSOR = '{ provider: "cursor" }';
+
 describe("what an agent can reach", () => {
   it("refuses a tool call naming another session's thread, made by a real agent inside its turn", async () => {
-    environment = await setUpE2e({ startCore: true });
+    environment = await setUpE2eWithStateFolder("CURSOR_CONFIG_DIR", { startCore: true });
     const victim = await approvedSession(environment);
-    const attacker = await approvedSession(environment, environment.otherOriginUrl);
+    const attacker = await approvedSession(environment, environment.otherOriginUrl, CURSOR);
 
     // The attacker's agent knows the victim's thread id (it can list PEDELEC_HOME/workspaces) and tries it.
     const stolen = await turn(attacker.page, `bash: pedelec-cli --thread-id ${victim.sessionId} tool-call add_todo '{"title":"stolen"}'`);
-    expect(stolen).toMatch(/^Bash exit 1: \{"error":\{"code":"THREAD_ACCESS_DENIED"/);
+    expect(stolen).toMatch(/^Shell exit 1: \{"error":\{"code":"THREAD_ACCESS_DENIED"/);
     expect(await victim.page.evaluate(() => (window as any).handlerCalls)).toEqual([]);
 
     // Its own thread still works, through the very same command.
     const own = await turn(attacker.page, `bash: pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-call add_todo '{"title":"mine"}'`);
-    expect(own).toMatch(/^Bash exit 0: \{"id":"card-1","title":"mine"\}/);
+    expect(own).toMatch(/^Shell exit 0: \{"id":"card-1","title":"mine"\}/);
     expect(await attacker.page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "mine" }]);
   });
 
   it("passes 1 MiB of tool arguments through stdin, more than one argv element can hold", async () => {
-    environment = await setUpE2e({ startCore: true });
-    const tool = `{ skills: { guidance: "", tools: [window.sdk.defineTool({ name: "save_note", description: "Save a note",
+    environment = await setUpE2eWithStateFolder("CURSOR_CONFIG_DIR", { startCore: true });
+    const tool = `{ provider: "cursor", skills: { guidance: "", tools: [window.sdk.defineTool({ name: "save_note", description: "Save a note",
       argsSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } })] } }`;
     const { page, workspace } = await approvedSession(environment, environment.server.url, tool);
     await page.evaluate(() => (window as any).session.onTool("save_note", (args: { text: string }) => ({ length: args.text.length })));
     // The agent wrote its arguments to a file in its workspace (Linux caps one argv element at 128 KiB).
     await writeFile(join(workspace.path, "note.json"), JSON.stringify({ text: "x".repeat(1024 * 1024) }));
     const throughStdin = await turn(page, "bash: pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-call save_note - < note.json");
-    expect(throughStdin).toBe('Bash exit 0: {"length":1048576}');
+    expect(throughStdin).toBe('Shell exit 0: {"length":1048576}');
   });
 
-  it("keeps a sandboxed agent to Pedelec's own commands: any other shell command is denied", async () => {
+  it("gives a sandboxed Claude Code agent no shell at all, while its page tools work as its own", async () => {
     environment = await setUpE2e({ startCore: true });
     const { page } = await approvedSession(environment);
-    expect(await turn(page, "bash: ls $PEDELEC_HOME/workspaces")).toBe(
-      "Bash denied: Claude requested permissions to use Bash, but you haven't granted it yet.",
-    );
-    expect(await turn(page, "bash: pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-spec add_todo | sh")).toMatch(/^Bash denied: /);
+    for (const command of ["ls $PEDELEC_HOME/workspaces", "pedelec-cli --thread-id $PEDELEC_THREAD_ID tool-spec add_todo"]) {
+      expect(await turn(page, `bash: ${command}`)).toMatch(/^Bash denied: .*No such tool available: Bash/);
+    }
+    expect(await turn(page, 'call-tool add_todo {"title":"native"}')).toMatch(/^Tool add_todo returned: \{"id":"card-1","title":"native"\}/);
+    expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "native" }]);
   });
 });
 

@@ -62,7 +62,7 @@ describe("assets in real Chromium", () => {
 
   it("reads text, JSON and files, lists what the agent wrote, and refuses bad paths and reads with their codes", async () => {
     environment = await setUpE2e({ startCore: true });
-    const { page, sessionId, workspace } = await approvedSession(environment);
+    const { page, workspace } = await approvedSession(environment);
     expect(
       await attempt(page, `return await window.session.uploadAsset(new File(["héllo wörld"], "greeting.txt", { type: "text/plain" }));`),
     ).toEqual({ ok: true, value: "/greeting.txt" });
@@ -74,8 +74,8 @@ describe("assets in real Chromium", () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the script written here uses a template literal of its own
       'import { assetsDir } from "pedelec:workspace";\nDeno.writeTextFileSync(`${assetsDir}/report.json`, JSON.stringify({ cards: 3, done: true }));\nconsole.log("written");\n',
     );
-    await attempt(page, `return await window.send(${JSON.stringify(`bash: pedelec-ts-runtime --thread-id ${sessionId} run report.ts`)});`);
-    expect((await logOf(page)).filter((entry) => entry.kind === "chat").at(-1)?.text).toBe("Bash exit 0: written");
+    await attempt(page, `return await window.send(${JSON.stringify('call-tool run_script {"entry":"report.ts"}')});`);
+    expect((await logOf(page)).filter((entry) => entry.kind === "chat").at(-1)?.text).toMatch(/^Tool run_script returned: .*"stdout":"written\\n"/);
     const listed = await attempt<{ name: string; path: string; sizeBytes: number }[]>(page, "return await window.session.listAssets();");
     expect(listed.ok && listed.value.map((entry) => entry.path).sort()).toEqual(["/greeting.txt", "/report.json"]);
     expect(await attempt(page, `return await window.session.readAsset("/report.json", "json");`)).toEqual({

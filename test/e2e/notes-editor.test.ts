@@ -49,7 +49,7 @@ describe("the notes editor example in real Chromium", () => {
     const answer = (await page.locator("#messages .message.assistant").last().textContent()) ?? "";
     expect(answer).toContain("Tool propose_edit returned:");
     expect(answer).toContain('"outcome":"applied"');
-    expect(await page.locator('#activity li[data-kind="command"]').count()).toBeGreaterThan(0);
+    expect(await page.locator('#activity li[data-kind="tool"]').count()).toBeGreaterThan(0);
 
     // A second proposal, and the user cancels the turn while its dialog is open.
     await askForToolCall(page, "replace_note_text", { id: "groceries", find: "Coffee", replace: "Tea" });

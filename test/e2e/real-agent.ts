@@ -6,7 +6,7 @@ import type { Page } from "playwright-core";
 import { isZombie } from "@pedelec/core/process-stat";
 import { startAnthropicMessagesServer } from "../model-servers/anthropic-messages-server.js";
 import { startChatCompletionsServer } from "../model-servers/chat-completions-server.js";
-import type { ModelServer } from "../model-servers/model-server-types.js";
+import type { ModelReply, ModelRequest, ModelServer } from "../model-servers/model-server-types.js";
 import { startOpenAiResponsesServer } from "../model-servers/openai-responses-server.js";
 import { privateCliEnvironment, type PrivateCliEnvironment } from "../real-clis/cli-environment.js";
 import { realCliBinDir, realCliPath, type RealCli } from "../real-clis/real-clis.js";
@@ -140,7 +140,43 @@ export function toolCallCommand(sessionId: string, toolName: string, args: Recor
   return `pedelec-cli --thread-id ${sessionId} tool-call ${toolName} '${JSON.stringify(args)}'`;
 }
 
-export const slowToolCallCommand = (sessionId: string): string => toolCallCommand(sessionId, SLOW_TOOL, {});
+/** How a CLI that loads the session's MCP server offers the page's tools to its model. */
+export interface NativePageTools {
+  /** The CLI's name for an app tool, as the first prompt gives it (`<name>` stands for any). */
+  promptName(toolName: string): string;
+  /** The model's call of a page tool, by the name the CLI advertises to it. */
+  call(toolName: string, args: Record<string, unknown>): ModelReply;
+  /** Whether a model request offers the tool: in its tool list, or (codex) as a deferred namespace it names. */
+  offered(request: ModelRequest, toolName: string): boolean;
+}
+
+/** Each real CLI's native page tools, or null where the agent calls page tools through pedelec-cli in its shell. */
+export const NATIVE_PAGE_TOOLS: Record<RealCli, NativePageTools | null> = {
+  claude: {
+    promptName: (toolName) => `mcp__pedelec__${toolName}`,
+    call: (toolName, args) => ({ kind: "tool", name: `mcp__pedelec__${toolName}`, input: args }),
+    offered: (request, toolName) => request.toolNames.includes(`mcp__pedelec__${toolName}`),
+  },
+  // codex 0.169 defers MCP tools behind its tool_search tool: the request names the namespace, not its functions.
+  codex: {
+    promptName: (toolName) => `${toolName} (in the tool namespace mcp__pedelec)`,
+    call: (toolName, args) => ({ kind: "tool", name: toolName, namespace: "mcp__pedelec", input: args }),
+    offered: (request) => JSON.stringify(request.body).includes("- mcp__pedelec"),
+  },
+  opencode: {
+    promptName: (toolName) => `pedelec_${toolName}`,
+    call: (toolName, args) => ({ kind: "tool", name: `pedelec_${toolName}`, input: args }),
+    offered: (request, toolName) => request.toolNames.includes(`pedelec_${toolName}`),
+  },
+};
+
+/** The model's call of a page tool, the way the first prompt tells this CLI to make it. */
+export function pageToolCall(cli: RealCli, sessionId: string, toolName: string, args: Record<string, unknown>): ModelReply {
+  const native = NATIVE_PAGE_TOOLS[cli];
+  return native === null ? { kind: "shell", command: toolCallCommand(sessionId, toolName, args) } : native.call(toolName, args);
+}
+
+export const slowToolCall = (cli: RealCli, sessionId: string): ModelReply => pageToolCall(cli, sessionId, SLOW_TOOL, {});
 
 export interface SessionProcess {
   pid: number;

@@ -8,11 +8,12 @@ import { corePidOf, nativeHostPidsFor } from "./harness.js";
 import { logOf } from "./page-scripts.js";
 import {
   killSessionProcesses,
+  NATIVE_PAGE_TOOLS,
   openRealAgentSession,
+  pageToolCall,
   sessionProcesses,
   setUpRealAgent,
-  slowToolCallCommand,
-  toolCallCommand,
+  slowToolCall,
   waitForNoSessionProcesses,
   type RealAgentEnvironment,
 } from "./real-agent.js";
@@ -23,17 +24,38 @@ interface CliTraits {
   /** A passing failure the CLI retries on its own, and whether it says so on stdout while it does. */
   passingFailure: ModelReply;
   reportsRetries: boolean;
+  /** What the CLI answers the model's shell call in a sandbox session, which has no shell. */
+  noShell: RegExp;
 }
 
 /** What differs between the three CLIs, as the real ones behave. */
 const CLI_TRAITS: Record<RealCli, CliTraits> = {
   // claude prints a system/api_retry line per attempt.
-  claude: { streamsDeltas: true, responseTimeoutSeconds: 15, passingFailure: { kind: "error", status: 529 }, reportsRetries: true },
+  claude: {
+    streamsDeltas: true,
+    responseTimeoutSeconds: 15,
+    passingFailure: { kind: "error", status: 529 },
+    reportsRetries: true,
+    noShell: /No such tool available: Bash/,
+  },
   // codex retries a 5xx answer silently, and prints "Reconnecting... n/m" for a stream cut off mid-way.
-  codex: { streamsDeltas: false, responseTimeoutSeconds: 15, passingFailure: { kind: "drop-mid-stream", deltas: ["Hel"] }, reportsRetries: true },
+  codex: {
+    streamsDeltas: false,
+    responseTimeoutSeconds: 15,
+    passingFailure: { kind: "drop-mid-stream", deltas: ["Hel"] },
+    reportsRetries: true,
+    noShell: /unsupported call: exec_command/,
+  },
   // OpenCode retries silently. It alone takes 7-20 s of a loaded 2-core machine to start, silent, before its first
   // request.
-  opencode: { streamsDeltas: false, responseTimeoutSeconds: 30, passingFailure: { kind: "error", status: 429 }, reportsRetries: false },
+  // Its shell call is rewritten to OpenCode's `invalid` tool, whose answer names the tools there are.
+  opencode: {
+    streamsDeltas: false,
+    responseTimeoutSeconds: 30,
+    passingFailure: { kind: "error", status: 429 },
+    reportsRetries: false,
+    noShell: /unavailable tool 'bash'/,
+  },
 };
 
 const send = (page: import("playwright-core").Page, text: string) =>
@@ -46,6 +68,7 @@ const reportToolResult = (request: ModelRequest) => ({ kind: "text" as const, de
 
 for (const cli of REAL_CLIS) {
   const traits = CLI_TRAITS[cli];
+  const native = NATIVE_PAGE_TOOLS[cli];
 
   describe(`the real ${cli} through Pedelec`, () => {
     let environment: RealAgentEnvironment;
@@ -63,7 +86,7 @@ for (const cli of REAL_CLIS) {
     });
     beforeEach(() => server.dropScript());
 
-    it("answers a text turn, then calls a page tool with its own shell tool in the resumed conversation", async () => {
+    it(`answers a text turn, then calls a page tool ${native ? "as its own MCP tool" : "with its own shell tool"} in the resumed conversation`, async () => {
       const { page, sessionId } = await openRealAgentSession(environment);
       const before = server.requests.length;
       server.script({ kind: "text", deltas: ["Hello ", "from the ", "real ", cli], usage: { inputTokens: 120, outputTokens: 7 } });
@@ -79,6 +102,12 @@ for (const cli of REAL_CLIS) {
       expect(firstTurn.length).toBeGreaterThanOrEqual(1);
       expect(firstTurn[0]!.userText).toContain("[Pedelec Runtime Rules]");
       expect(firstTurn[0]!.userText).toContain("- add_todo: Add a card to the to-do board");
+      if (native) {
+        expect(firstTurn[0]!.userText).toContain(native.promptName("<name>"));
+        // Offered to the model as tools of its own, with their schemas.
+        expect(native.offered(firstTurn[0]!, "add_todo")).toBe(true);
+        expect(native.offered(firstTurn[0]!, "run_script")).toBe(true);
+      }
       expect(firstTurn[0]!.userText.trimEnd().endsWith("[User Message]\nSay hello")).toBe(true);
       // The tokens the model server reported reached the page, as the CLI passed them on.
       const usage = await page.evaluate(() => (window as any).session.usage);
@@ -87,8 +116,7 @@ for (const cli of REAL_CLIS) {
 
       await clearLog(page);
       const resumedFrom = server.requests.length;
-      const command = toolCallCommand(sessionId, "add_todo", { title: "Buy milk" });
-      server.script({ kind: "shell", command }, reportToolResult);
+      server.script(pageToolCall(cli, sessionId, "add_todo", { title: "Buy milk" }), reportToolResult);
       expect(await send(page, "Add a card for milk")).toEqual({ ok: true });
       log = await logOf(page);
       expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Buy milk" }]);
@@ -97,25 +125,27 @@ for (const cli of REAL_CLIS) {
       // The conversation was resumed: the CLI replayed the first turn to the model.
       expect(secondTurn[0]!.transcript.map((entry) => entry.text).join("\n")).toContain(answer);
       expect(secondTurn[0]!.userText).toBe("Add a card for milk");
-      // The page's result came back to the model as the shell tool's output, and the turn went on.
+      // The page's result came back to the model as the tool's output, and the turn went on.
       expect(secondTurn.at(-1)!.toolResults.join("\n")).toContain(card);
       expect(kinds(log, "chat").at(-1)?.text).toContain(card);
       expect(kinds(log, "status").map((entry) => entry.status)).toEqual(["running", "waiting_tool_result", "running", "idle"]);
-      // onActivity shows the command the CLI really ran.
-      const commands = kinds(log, "activity").filter((entry) => entry.activity.kind === "command");
-      expect(commands.map((entry) => entry.activity.status)).toContain("completed");
-      expect(commands.every((entry) => entry.activity.title.includes(`pedelec-cli --thread-id ${sessionId} tool-call add_todo`))).toBe(true);
+      // onActivity shows the call the CLI really made.
+      const calls = kinds(log, "activity").filter((entry) => entry.activity.kind === (native ? "tool" : "command"));
+      expect(calls.map((entry) => entry.activity.status)).toContain("completed");
+      const title = native ? "add_todo" : `pedelec-cli --thread-id ${sessionId} tool-call add_todo`;
+      expect(calls.every((entry) => entry.activity.title.includes(title))).toBe(true);
       await page.close();
     });
 
     it("stops the CLI and every command it started when the page cancels during a long command", async () => {
       const { page, sessionId } = await openRealAgentSession(environment);
       try {
-        server.script({ kind: "shell", command: slowToolCallCommand(sessionId) });
+        server.script(slowToolCall(cli, sessionId));
         const sent = send(page, "Wait for the user");
         await page.waitForFunction(() => (window as any).slowCalls === 1, undefined, { timeout: 60_000 });
         const running = await sessionProcesses(sessionId);
-        expect(running.some((found) => found.commandLine.includes("tool-call wait_for_user"))).toBe(true);
+        const caller = native ? /pedelec-cli\S* mcp$/ : /tool-call wait_for_user/;
+        expect(running.some((found) => caller.test(found.commandLine))).toBe(true);
         expect(await page.evaluate(() => (window as any).session.cancel().then(() => "cancelled"))).toBe("cancelled");
         expect(await sent).toMatchObject({ ok: false, code: "TURN_CANCELLED" });
         expect(await waitForNoSessionProcesses(sessionId)).toEqual([]);
@@ -124,6 +154,39 @@ for (const cli of REAL_CLIS) {
         await page.close();
       }
     });
+
+    if (native) {
+      it("answers schema-breaking arguments to the model as an error result with TOOL_ARGS_INVALID, the page untouched", async () => {
+        const { page, sessionId } = await openRealAgentSession(environment);
+        const from = server.requests.length;
+        server.script(pageToolCall(cli, sessionId, "add_todo", { title: 42 }), reportToolResult);
+        expect(await send(page, "Add a card numbered 42")).toEqual({ ok: true });
+        expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([]);
+        const results = server.requests.slice(from).at(-1)!.toolResults.join("\n");
+        expect(results).toContain("TOOL_ARGS_INVALID");
+        expect(results).toContain('"remedy"');
+        await page.close();
+      });
+
+      it("has no shell in a sandbox session, while the page's tools still work", async () => {
+        const { page, sessionId } = await openRealAgentSession(environment);
+        const from = server.requests.length;
+        const marker = `/tmp/pedelec-e2e-shell-${sessionId}`;
+        server.script(
+          { kind: "shell", command: `pedelec-cli --thread-id ${sessionId} tool-spec add_todo > ${marker}; echo ran` },
+          pageToolCall(cli, sessionId, "add_todo", { title: "Still works" }),
+          reportToolResult,
+        );
+        expect(await send(page, "Try the shell, then add a card")).toEqual({ ok: true });
+        const turn = server.requests.slice(from).filter((request) => request.purpose === "turn");
+        // No shell tool is offered at all (claude Bash, codex exec_command, opencode bash).
+        expect(turn[0]!.toolNames.filter((name) => /^(bash|exec_command)$/i.test(name))).toEqual([]);
+        expect(turn[1]!.toolResults.join("\n")).toMatch(traits.noShell);
+        expect(existsSync(marker)).toBe(false);
+        expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Still works" }]);
+        await page.close();
+      });
+    }
 
     it("cannot write outside the workspace in a sandbox session", async () => {
       const { page, sessionId } = await openRealAgentSession(environment);
@@ -198,7 +261,7 @@ for (const cli of REAL_CLIS) {
     it("stops the CLI and every command it started when the native host dies mid-turn and no page follows the turn", async () => {
       const { page, sessionId } = await openRealAgentSession(environment);
       try {
-        server.script({ kind: "shell", command: slowToolCallCommand(sessionId) });
+        server.script(slowToolCall(cli, sessionId));
         const sent = send(page, "Wait for the user");
         await page.waitForFunction(() => (window as any).slowCalls === 1, undefined, { timeout: 60_000 });
         expect((await sessionProcesses(sessionId)).length).toBeGreaterThan(0);
@@ -217,7 +280,7 @@ for (const cli of REAL_CLIS) {
     it("takes the CLI and every command it started down with Core when Core is killed mid-turn", async () => {
       const { page, sessionId } = await openRealAgentSession(environment);
       try {
-        server.script({ kind: "shell", command: slowToolCallCommand(sessionId) });
+        server.script(slowToolCall(cli, sessionId));
         void send(page, "Wait for the user");
         await page.waitForFunction(() => (window as any).slowCalls === 1, undefined, { timeout: 60_000 });
         expect((await sessionProcesses(sessionId)).length).toBeGreaterThan(0);

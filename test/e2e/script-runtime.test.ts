@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { approvedSession, corePidOf, grantFullAccess, setUpE2e, type E2eEnvironment } from "./harness.js";
+import { approvedSession, corePidOf, grantFullAccess, setUpE2e, setUpE2eWithStateFolder, type E2eEnvironment } from "./harness.js";
 import { attempt, logOf } from "./page-scripts.js";
 import { processAlive } from "@pedelec/core/testing/process-group";
 
@@ -35,27 +35,33 @@ function runInPage(options: Record<string, unknown>) {
 }
 
 describe("scripts in real Chromium", () => {
-  it("lets the agent run pedelec-ts-runtime from its PATH inside a turn, and refuses an entry outside the workspace", async () => {
-    environment = await setUpE2e({ startCore: true });
+  it("lets the agent run a script with its run_script tool inside a turn, and refuses an entry outside the workspace", async () => {
+    environment = await setUpE2eWithStateFolder("CURSOR_CONFIG_DIR", { startCore: true });
     const { page, sessionId, workspace } = await approvedSession(environment);
     await writeFile(
       join(workspace.path, "sum.ts"),
       'import { threadId } from "pedelec:workspace";\nconsole.log(Number(Deno.args[0]) + Number(Deno.args[1]), threadId === Deno.args[2]);\n',
     );
 
-    const sent = await attempt(
-      page,
-      `return await window.send(${JSON.stringify(`bash: pedelec-ts-runtime --thread-id ${sessionId} run sum.ts -- 2 3 ${sessionId}`)});`,
-    );
-    expect(sent).toEqual({ ok: true, value: { ok: true } });
-    expect((await logOf(page)).filter((entry) => entry.kind === "chat").map((entry) => entry.text)).toContain("Bash exit 0: 5 true");
+    const call = `call-tool run_script ${JSON.stringify({ entry: "sum.ts", args: ["2", "3", sessionId] })}`;
+    expect(await attempt(page, `return await window.send(${JSON.stringify(call)});`)).toEqual({ ok: true, value: { ok: true } });
+    const chats = async () => (await logOf(page)).filter((entry) => entry.kind === "chat").map((entry) => String(entry.text));
+    expect((await chats()).at(-1)).toMatch(/^Tool run_script returned: .*"exitCode":0.*"stdout":"5 true\\n"/);
     // The run left its log in the workspace.
     expect((await readdir(join(workspace.path, ".pedelec-runtime", "logs"))).some((name) => name.startsWith("run-"))).toBe(true);
 
-    // The seeds' name for the same command, with an entry that leaves the workspace.
-    await attempt(page, `return await window.send(${JSON.stringify(`bash: pedelec-deno --thread-id ${sessionId} run ../../../etc/passwd`)});`);
-    const chats = (await logOf(page)).filter((entry) => entry.kind === "chat").map((entry) => String(entry.text));
-    expect(chats.at(-1)).toMatch(/^Bash exit 125: .*"code":"DENO_ENTRY_INVALID"/s);
+    const outside = `call-tool run_script ${JSON.stringify({ entry: "../../../etc/passwd" })}`;
+    await attempt(page, `return await window.send(${JSON.stringify(outside)});`);
+    expect((await chats()).at(-1)).toMatch(/^Tool run_script failed: .*"code":"DENO_ENTRY_INVALID"/s);
+
+    // An agent with a shell runs the same runner from its PATH.
+    const shell = await approvedSession(environment, environment.otherOriginUrl, '{ provider: "cursor" }');
+    await attempt(
+      shell.page,
+      `return await window.send(${JSON.stringify(`bash: pedelec-ts-runtime --thread-id ${shell.sessionId} run ../../../etc/passwd`)});`,
+    );
+    const shellChats = (await logOf(shell.page)).filter((entry) => entry.kind === "chat").map((entry) => String(entry.text));
+    expect(shellChats.at(-1)).toMatch(/^Shell exit 125: .*"code":"DENO_ENTRY_INVALID"/s);
   });
 
   it("runs a page's script in the sandbox; Full Access is granted in the options page, used, revoked mid-run and refused after", async () => {

@@ -45,7 +45,10 @@ describe("the spine in real Chromium", () => {
     expect(answer).toContain("Tool add_todo returned:");
     expect(answer).toContain('"id":"card-1"');
     expect(answer).toContain('"title":"Buy milk"');
-    expect(log.some((entry) => entry.kind === "activity" && entry.activity.kind === "command")).toBe(true);
+    // Claude Code called the page's tool as its own MCP tool.
+    expect(
+      log.some((entry) => entry.kind === "activity" && entry.activity.kind === "tool" && entry.activity.title === "mcp__pedelec__add_todo"),
+    ).toBe(true);
 
     await page.evaluate(() => ((window as any).log = []));
     expect(await page.evaluate(() => (window as any).send("report-resume"))).toEqual({ ok: true });

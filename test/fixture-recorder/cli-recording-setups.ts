@@ -12,6 +12,7 @@ import { OPENAI_RESPONSES, startOpenAiResponsesServer } from "../model-servers/o
 import type { WireFormat } from "../model-servers/wire-format.js";
 import type { RealCli } from "../real-clis/real-clis.js";
 import { commonScenarios, type RecordingScenario } from "./recording-scenarios.js";
+import { TEST_TOOL_SERVER } from "@pedelec/core/testing/provider-turns";
 
 /** What one turn's argv depends on, as the session hands it to the adapter. */
 export interface RecordedTurn {
@@ -51,7 +52,14 @@ export const CLI_RECORDING_SETUPS: readonly CliRecordingSetup[] = [
     label: "Claude Code",
     startServer: startAnthropicMessagesServer,
     format: ANTHROPIC_MESSAGES,
-    argv: (turn) => buildClaudeArgs({ ...turn, model: null, effortArgv: createClaudeAdapter().defaultEffortProfiles()[DEFAULT_EFFORT] }),
+    // No Core runs while recording: the MCP server named is one that is not there, which claude reports and goes on.
+    argv: (turn) =>
+      buildClaudeArgs({
+        ...turn,
+        model: null,
+        effortArgv: createClaudeAdapter().defaultEffortProfiles()[DEFAULT_EFFORT],
+        toolServer: TEST_TOOL_SERVER,
+      }),
     adapterEnv: () => ({}),
     sessionIdField: "session_id",
     scenarios: commonScenarios({ overloadStatus: 529, fullAccessEnv: CLAUDE_FULL_ACCESS_ENV, authRefusedEnv: CLAUDE_AUTH_REFUSED_ENV }),
@@ -61,7 +69,13 @@ export const CLI_RECORDING_SETUPS: readonly CliRecordingSetup[] = [
     label: "Codex",
     startServer: startOpenAiResponsesServer,
     format: OPENAI_RESPONSES,
-    argv: (turn) => buildCodexArgs({ ...turn, model: null, effortArgv: createCodexAdapter().defaultEffortProfiles()[DEFAULT_EFFORT] }),
+    argv: (turn) =>
+      buildCodexArgs({
+        ...turn,
+        model: null,
+        effortArgv: createCodexAdapter().defaultEffortProfiles()[DEFAULT_EFFORT],
+        toolServer: TEST_TOOL_SERVER,
+      }),
     adapterEnv: () => ({}),
     sessionIdField: "thread_id",
     scenarios: commonScenarios({ overloadStatus: 503 }),

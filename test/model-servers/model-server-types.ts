@@ -12,8 +12,11 @@ export type ModelReply =
   | { kind: "text"; deltas: string[]; usage?: TokenCounts }
   /** A call of the CLI's own shell tool (claude `Bash`, codex `exec_command`, opencode `bash`) running `command`. */
   | { kind: "shell"; command: string; usage?: TokenCounts }
-  /** A call of any other tool the request offered, by its exact name in the request's tool list. */
-  | { kind: "tool"; name: string; input: Record<string, unknown> }
+  /**
+   * A call of any other tool the request offered, by its exact name in the request's tool list; for the Responses
+   * format, `namespace` names the tool namespace the function is in (codex puts each MCP server's tools in one).
+   */
+  | { kind: "tool"; name: string; namespace?: string; input: Record<string, unknown> }
   /** An HTTP error with the wire format's own error body. */
   | { kind: "error"; status: 401 | 403 | 429 | 500 | 503 | 529; message?: string }
   /** Accept the request and never answer it (until the server closes). */

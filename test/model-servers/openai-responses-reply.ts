@@ -52,11 +52,12 @@ function outputItem(reply: ContentReply, context: ReplyContext) {
   }
   const chunks = argumentChunks(reply.input);
   const args = chunks.join("");
+  const called = { call_id, name: reply.name, ...(reply.namespace ? { namespace: reply.namespace } : {}) };
   return {
-    added: { id, type: "function_call", status: "in_progress", call_id, name: reply.name, arguments: "" },
+    added: { id, type: "function_call", status: "in_progress", ...called, arguments: "" },
     deltas: chunks.map((delta) => typedEvent({ type: "response.function_call_arguments.delta", ...where, delta })),
     ending: [typedEvent({ type: "response.function_call_arguments.done", ...where, arguments: args })],
-    done: { id, type: "function_call", status: "completed", call_id, name: reply.name, arguments: args },
+    done: { id, type: "function_call", status: "completed", ...called, arguments: args },
   };
 }
 

@@ -9,7 +9,7 @@ export interface SseEvent {
 /** A reply the server writes as content, with the usage block every reply carries. */
 export type ContentReply =
   | { kind: "text"; deltas: string[]; usage: TokenCounts }
-  | { kind: "tool-call"; name: string; input: Record<string, unknown>; usage: TokenCounts };
+  | { kind: "tool-call"; name: string; namespace?: string; input: Record<string, unknown>; usage: TokenCounts };
 
 /** A streamed answer in two parts, so a stalled or dropped stream can send only the first. */
 export interface StreamedAnswer {

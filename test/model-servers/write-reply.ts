@@ -13,7 +13,13 @@ function contentOf(reply: ModelReply, format: WireFormat): ContentReply | undefi
     case "shell":
       return { kind: "tool-call", ...format.shellCall(reply.command), usage: reply.usage ?? DEFAULT_USAGE };
     case "tool":
-      return { kind: "tool-call", name: reply.name, input: reply.input, usage: DEFAULT_USAGE };
+      return {
+        kind: "tool-call",
+        name: reply.name,
+        ...(reply.namespace ? { namespace: reply.namespace } : {}),
+        input: reply.input,
+        usage: DEFAULT_USAGE,
+      };
     case "stall-mid-stream":
     case "drop-mid-stream":
       return { kind: "text", deltas: reply.deltas, usage: DEFAULT_USAGE };

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { delimiter } from "node:path";
+import { delimiter, join } from "node:path";
 import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { SessionDriver } from "@pedelec/protocol/session-driver";
@@ -13,6 +13,7 @@ import {
 } from "@pedelec/protocol/session-usage";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
 import { THREAD_CAPABILITY_ENV, type SessionInfo, type ToolResultOutcome } from "@pedelec/protocol/requests";
+import { SESSION_TOOL_SERVER_COMMAND } from "@pedelec/protocol/session-tool-server";
 import type { PendingToolCall, SessionEndReason, SessionEvent, SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
@@ -461,9 +462,16 @@ export class Session {
     const env = this.#providerEnv(await setup.loginShellPath());
     // A new provider run counts its tokens from zero; what an earlier run of this turn used stays in the turn's usage.
     this.#reduceUsage({ type: "run-started", turnId: turn.turnId });
+    const nativeToolName = setup.adapter.nativeToolName?.bind(setup.adapter);
     const prompt =
       resumeId === null
-        ? buildFirstPrompt({ threadId: this.id, guidance: setup.guidance, tools: setup.tools.list(), userText: turn.text })
+        ? buildFirstPrompt({
+            threadId: this.id,
+            guidance: setup.guidance,
+            tools: setup.tools.list(),
+            userText: turn.text,
+            ...(nativeToolName ? { nativeToolName } : {}),
+          })
         : turn.text;
     return setup.adapter.runTurn(
       {
@@ -476,6 +484,11 @@ export class Session {
         effortArgv: setup.effortArgv,
         ...(setup.providerOptions !== undefined ? { providerOptions: setup.providerOptions } : {}),
         env,
+        toolServer: {
+          command: join(setup.binDir, "pedelec-cli"),
+          args: [SESSION_TOOL_SERVER_COMMAND],
+          envNames: ["PEDELEC_HOME", "PEDELEC_THREAD_ID", THREAD_CAPABILITY_ENV],
+        },
         signal: turn.controller.signal,
         onProcessStarted: (pid, processTag) => {
           recordings.push(

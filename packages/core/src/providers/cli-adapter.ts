@@ -14,6 +14,8 @@ export interface CliProviderDefinition<TSummary> {
   /** Pedelec's own program, found only in PEDELEC_HOME/bin (see ProviderAdapter.bundled). */
   bundled?: boolean;
   capabilities: ProviderCapabilities;
+  /** See ProviderAdapter.nativeToolName: the CLI's name for a tool of the session's MCP server, when it registers one. */
+  nativeToolName?(toolName: string): string;
   defaultEffortProfiles(): Record<EffortLevel, string[]>;
   /**
    * Flags the adapter sets itself (working directory, sandbox and permissions, output format, resume, prompt, model):
@@ -42,6 +44,7 @@ export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSu
     programName: definition.programName,
     ...(definition.bundled ? { bundled: true } : {}),
     capabilities: definition.capabilities,
+    ...(definition.nativeToolName ? { nativeToolName: definition.nativeToolName } : {}),
     defaultEffortProfiles: () => definition.defaultEffortProfiles(),
     validateEffortArgv: (tokens, where) => validateEffortArgv(tokens, where, definition),
     discover: (executablePath, signal, env) => (definition.discover ?? probeVersion)(executablePath, signal, env),

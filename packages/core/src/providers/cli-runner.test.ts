@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { runCliTurn, type CliStreamOutput, type CliStreamParser, type CliTurnPlan } from "./cli-runner.js";
 import type { ProviderEvent, ProviderTurnRequest } from "./provider-adapter.js";
+import { TEST_TOOL_SERVER } from "../testing/provider-turns.js";
 
 let workspace: string;
 beforeEach(async () => {
@@ -44,6 +45,7 @@ function request(signal: AbortSignal, pids: number[]): ProviderTurnRequest {
     model: null,
     effortArgv: [],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    toolServer: TEST_TOOL_SERVER,
     signal,
     onProcessStarted: (pid) => pids.push(pid),
   };

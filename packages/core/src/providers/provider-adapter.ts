@@ -52,6 +52,8 @@ export interface ProviderTurnRequest {
   effortArgv: readonly string[];
   /** Complete environment for the child process (Core adds PATH with pedelec-cli, PEDELEC_THREAD_ID, …). */
   env: Record<string, string>;
+  /** The session's MCP server, for an adapter that registers it with its CLI (see ProviderAdapter.nativeToolName). */
+  toolServer: SessionToolServer;
   /** Aborting kills the provider's whole process tree; runTurn then settles with the abort reason. */
   signal: AbortSignal;
   /**
@@ -64,6 +66,17 @@ export interface ProviderTurnRequest {
    * carries (process-tag.ts), so Core can reap them, and what they started, later.
    */
   onProcessStarted?: (pid: number, processTag: string) => void;
+}
+
+/**
+ * Pedelec's MCP server of one session (`pedelec-cli mcp`), as the stdio command a CLI starts under the server name
+ * SESSION_TOOL_SERVER_NAME. It finds the session through `env`, never argv: a CLI that passes its MCP servers only the
+ * variables it is told to (codex) must pass those in `envNames`.
+ */
+export interface SessionToolServer {
+  command: string;
+  args: readonly string[];
+  envNames: readonly string[];
 }
 
 /** Normalized provider output, before Core stamps turn ids and seq numbers. */
@@ -109,6 +122,12 @@ export interface ProviderAdapter {
    */
   readonly bundled?: boolean;
   readonly capabilities: ProviderCapabilities;
+  /**
+   * Present when the adapter registers the session's MCP server with its CLI: page tools (and `run_script`) are then
+   * the agent's own tools, a sandbox session grants no shell command, and the first prompt names each tool as the CLI
+   * shows it to the model (Claude Code: `mcp__pedelec__add_todo`). Absent: the agent calls tools through pedelec-cli.
+   */
+  nativeToolName?(toolName: string): string;
   /** Effort profiles a fresh install starts with. */
   defaultEffortProfiles(): Record<EffortLevel, string[]>;
   /**

@@ -1,7 +1,14 @@
 import { expect } from "vitest";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { buildFirstPrompt } from "../first-prompt.js";
-import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest } from "../providers/provider-adapter.js";
+import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome, ProviderTurnRequest, SessionToolServer } from "../providers/provider-adapter.js";
+
+/** The session MCP server a turn request names in adapter tests, where no CLI starts it. */
+export const TEST_TOOL_SERVER: SessionToolServer = {
+  command: "/home/user/.pedelec/bin/pedelec-cli",
+  args: ["mcp"],
+  envNames: ["PEDELEC_HOME", "PEDELEC_THREAD_ID", "PEDELEC_THREAD_CAPABILITY"],
+};
 
 /** What differs between one adapter test's turns: the CLI, its folder and environment, and the effort flags. */
 export interface StandInTurnBase {
@@ -9,6 +16,7 @@ export interface StandInTurnBase {
   workspacePath: string;
   effortArgv: string[];
   env: Record<string, string>;
+  toolServer?: SessionToolServer;
 }
 
 export type TurnOverrides = Partial<ProviderTurnRequest> & { prompt: string };
@@ -20,6 +28,7 @@ export function standInTurnRequest(base: StandInTurnBase, overrides: TurnOverrid
     access: "sandbox",
     model: null,
     signal: new AbortController().signal,
+    toolServer: TEST_TOOL_SERVER,
     ...base,
     ...overrides,
   };

@@ -1,6 +1,6 @@
 import { readFile, rm } from "node:fs/promises";
 import { afterEach, beforeEach } from "vitest";
-import type { ProviderAdapter, ProviderTurnRequest } from "../providers/provider-adapter.js";
+import type { ProviderAdapter, ProviderTurnRequest, SessionToolServer } from "../providers/provider-adapter.js";
 import { createStandInRoot, type StandInRoot, type StandInRootOptions } from "./provider-stand-in-root.js";
 import { runTurn, standInTurnRequest, type TurnOverrides } from "./provider-turns.js";
 
@@ -11,6 +11,8 @@ export interface StandInAdapterOptions extends StandInRootOptions {
   effortArgv: string[];
   /** A fresh adapter for each turn. */
   createAdapter(): ProviderAdapter;
+  /** The session MCP server turns name (default TEST_TOOL_SERVER, which is not there). */
+  toolServer?: SessionToolServer;
 }
 
 /** An adapter under test and its stand-in CLI, in a root that is new for each test. */
@@ -42,7 +44,8 @@ export function useStandInAdapter(options: StandInAdapterOptions): StandInAdapte
   };
   const request = (overrides: TurnOverrides): ProviderTurnRequest => {
     const { workspace, env } = started();
-    return standInTurnRequest({ executablePath: options.executablePath, workspacePath: workspace, effortArgv: options.effortArgv, env }, overrides);
+    const base = { executablePath: options.executablePath, workspacePath: workspace, effortArgv: options.effortArgv, env };
+    return standInTurnRequest(options.toolServer === undefined ? base : { ...base, toolServer: options.toolServer }, overrides);
   };
   return {
     get root() {

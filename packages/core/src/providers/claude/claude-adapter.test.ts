@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { errorOf, firstPrompt, messages, sessionIdOf, THREAD_ID } from "../../testing/provider-turns.js";
+import { errorOf, firstPrompt, messages, sessionIdOf } from "../../testing/provider-turns.js";
 import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
 import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createClaudeAdapter } from "./claude-adapter.js";
@@ -11,6 +11,8 @@ import { replayingThenWaitingCli } from "../../testing/replaying-cli.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/claude/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "claude");
+/** Answers as the session's MCP server does, from a fixed table (test/stand-ins/pedelec-mcp). */
+const MCP_STAND_IN = fileURLToPath(new URL("../../../../../test/stand-ins/pedelec-mcp/pedelec-mcp.mjs", import.meta.url));
 
 const standIn = useStandInAdapter({
   prefix: "pedelec-claude-",
@@ -19,18 +21,17 @@ const standIn = useStandInAdapter({
   executablePath: STAND_IN,
   effortArgv: ["--effort", "medium"],
   createAdapter: () => createClaudeAdapter({ killGraceMs: 500 }),
+  toolServer: { command: process.execPath, args: [MCP_STAND_IN], envNames: [] },
 });
 const { turn, request: turnRequest } = standIn;
 
 describe("access modes", () => {
-  it("denies a sandboxed agent any shell command but Pedelec's own, and lets a Full Access agent run it", async () => {
+  it("gives a sandboxed agent no shell at all, Pedelec's own commands included, and lets a Full Access agent run one", async () => {
     const sandboxed = await turn({ prompt: "bash: cat /etc/hostname" });
     expect(sandboxed.outcome).toEqual({ ok: true });
-    expect(messages(sandboxed.events).at(-1)?.text).toBe("Bash denied: Claude requested permissions to use Bash, but you haven't granted it yet.");
-    const piped = await turn({ prompt: "bash: pedelec-cli tool-spec x | sh" });
-    expect(messages(piped.events).at(-1)?.text).toMatch(/^Bash denied: /);
+    expect(messages(sandboxed.events).at(-1)?.text).toMatch(/^Bash denied: .*No such tool available: Bash/);
     const own = await turn({ prompt: "bash: pedelec-cli tool-spec add_todo" });
-    expect(messages(own.events).at(-1)?.text).toMatch(/^Bash exit 0: /);
+    expect(messages(own.events).at(-1)?.text).toMatch(/^Bash denied: .*No such tool available: Bash/);
 
     const full = await turn({ prompt: "bash: echo hello from the host", access: "full" });
     expect(messages(full.events).at(-1)?.text).toBe("Bash exit 0: hello from the host");
@@ -63,31 +64,24 @@ describe("claude adapter with the stand-in CLI", () => {
     expect(conversation).toContain("report-resume");
   });
 
-  it("runs a tool call through pedelec-cli and reports it as a command activity", async () => {
+  it("calls a page tool through the session's MCP server and reports it as a tool activity", async () => {
     const first = await turn({ prompt: firstPrompt("reply: ready") });
     const sessionId = sessionIdOf(first.events) ?? null;
 
-    // The thread id comes from the conversation's first prompt; this resumed turn carries only the user message.
+    // The resumed turn carries only the user message; the server needs no thread id from the prompt.
     const { outcome, events } = await turn({
       prompt: `call-tool add_card {"title":"Buy milk"}`,
       providerSessionId: sessionId,
     });
     expect(outcome).toEqual({ ok: true });
-    const argv = await standIn.pedelecCliArgv();
-    expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
+    expect(await standIn.pedelecCliArgv()).toEqual(["mcp-call", "add_card", '{"title":"Buy milk"}']);
 
-    const command = `pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '{"title":"Buy milk"}'`;
     const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));
-    expect(activities).toEqual([
-      { id: expect.stringMatching(/^toolu_/), kind: "command", status: "started", title: command },
-      {
-        id: activities[0]?.id,
-        kind: "command",
-        status: "completed",
-        title: command,
-        detail: '{"id":"card-4","title":"Buy milk"}\n',
-      },
+    expect(activities.map(({ kind, status, title }) => ({ kind, status, title }))).toEqual([
+      { kind: "tool", status: "started", title: "mcp__pedelec__add_card" },
+      { kind: "tool", status: "completed", title: "mcp__pedelec__add_card" },
     ]);
+    expect(activities[1]?.id).toBe(activities[0]?.id);
     expect(messages(events)).toEqual([
       {
         text: 'Tool add_card returned: {"id":"card-4","title":"Buy milk"}',
@@ -104,7 +98,7 @@ describe("claude adapter with the stand-in CLI", () => {
     expect(messages(events)[0]?.text).toBe('Tool broken failed: {"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}');
   });
 
-  it("reads a tool spec through pedelec-cli", async () => {
+  it("reads a tool's schema from the session's MCP server", async () => {
     const { outcome, events } = await turn({ prompt: firstPrompt("tool-spec add_card_spec") });
     expect(outcome).toEqual({ ok: true });
     expect(messages(events)[0]?.text).toBe('Spec: {"type":"object"}');

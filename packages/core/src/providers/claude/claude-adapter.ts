@@ -5,7 +5,7 @@ import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import { isCredentialRefusalStatus, isOverloadStatus, overloadedError } from "../model-service-status.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { scrubProviderOutcome } from "../provider-text-scrubber.js";
-import { buildClaudeArgs, CLAUDE_OWNED_FLAGS } from "./claude-args.js";
+import { buildClaudeArgs, CLAUDE_OWNED_FLAGS, CLAUDE_SANDBOX_ENV, claudeToolName } from "./claude-args.js";
 import { claudeNotAuthenticatedError } from "./claude-login-text.js";
 import type { ClaudeStreamSummary } from "./claude-stream-parser.js";
 
@@ -21,6 +21,7 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Provide
       code: "claude",
       programName: "claude",
       capabilities: { textDeltas: true, resume: true },
+      nativeToolName: claudeToolName,
       defaultEffortProfiles: () => ({
         low: ["--effort", "low"],
         medium: ["--effort", "medium"],
@@ -32,6 +33,7 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Provide
         return {
           args: buildClaudeArgs(request),
           stdin: request.prompt,
+          ...(request.access === "sandbox" ? { env: CLAUDE_SANDBOX_ENV } : {}),
           parser: new ClaudeStreamParser(),
           outcome: claudeTurnOutcome,
         };

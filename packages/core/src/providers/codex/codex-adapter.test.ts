@@ -5,14 +5,18 @@ import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { ProviderEvent } from "../provider-adapter.js";
-import { errorOf, firstPrompt, sessionIdOf, texts, THREAD_ID } from "../../testing/provider-turns.js";
+import { errorOf, firstPrompt, sessionIdOf, texts } from "../../testing/provider-turns.js";
 import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
 import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createCodexAdapter } from "./codex-adapter.js";
+import { codexMcpFlags } from "./codex-args.js";
 import { replayingThenWaitingCli } from "../../testing/replaying-cli.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/codex/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "codex");
+/** Answers as the session's MCP server does, from a fixed table (test/stand-ins/pedelec-mcp). */
+const MCP_STAND_IN = fileURLToPath(new URL("../../../../../test/stand-ins/pedelec-mcp/pedelec-mcp.mjs", import.meta.url));
+const TOOL_SERVER = { command: process.execPath, args: [MCP_STAND_IN], envNames: ["PEDELEC_TEST_ARGV_FILE"] };
 
 const standIn = useStandInAdapter({
   prefix: "pedelec-codex-",
@@ -20,6 +24,7 @@ const standIn = useStandInAdapter({
   executablePath: STAND_IN,
   effortArgv: ["-c", "model_reasoning_effort=medium"],
   createAdapter: () => createCodexAdapter({ killGraceMs: 500 }),
+  toolServer: TOOL_SERVER,
 });
 const { turn, request: turnRequest } = standIn;
 
@@ -65,7 +70,10 @@ describe("codex adapter with the stand-in CLI", () => {
       "-c",
       "sandbox_workspace_write.network_access=true",
       "-c",
+      "features.shell_tool=false",
+      "-c",
       "allow_login_shell=false",
+      ...codexMcpFlags(TOOL_SERVER),
       "-m",
       "gpt-5-codex",
       "-c",
@@ -82,37 +90,31 @@ describe("codex adapter with the stand-in CLI", () => {
       "--dangerously-bypass-approvals-and-sandbox",
       "-c",
       "allow_login_shell=false",
+      ...codexMcpFlags(TOOL_SERVER),
       "-",
     ]);
   });
 
-  it("lets a sandboxed agent run Pedelec's commands but not others; Full Access runs anything", async () => {
-    const sandboxed = await turn({ prompt: "bash: cat /etc/hostname" });
-    expect(sandboxed.outcome).toEqual({ ok: true });
-    expect(texts(sandboxed.events)).toEqual(["Bash denied: cat: Operation not permitted (os error 1)"]);
-    expect(activities(sandboxed.events).map((activity) => activity.status)).toEqual(["started", "failed"]);
-    const own = await turn({ prompt: "bash: pedelec-cli tool-spec add_todo" });
-    expect(texts(own.events)[0]).toMatch(/^Bash exit 0: /);
+  it("gives a sandboxed agent no command tool at all, Pedelec's own commands included; Full Access runs anything", async () => {
+    for (const command of ["cat /etc/hostname", "pedelec-cli tool-spec add_todo"]) {
+      const sandboxed = await turn({ prompt: `bash: ${command}` });
+      expect(sandboxed.outcome).toEqual({ ok: true });
+      expect(texts(sandboxed.events)).toEqual(["Bash denied: unsupported call: exec_command"]);
+      expect(activities(sandboxed.events)).toEqual([]);
+    }
     const full = await turn({ prompt: "bash: echo hello from the host", access: "full" });
     expect(texts(full.events)).toEqual(["Bash exit 0: hello from the host"]);
   });
 
-  it("runs a tool call through pedelec-cli in a resumed turn and reports it as a command activity", async () => {
+  it("calls a page tool through the session's MCP server in a resumed turn and reports it as a tool activity", async () => {
     const first = await turn({ prompt: firstPrompt("reply: ready") });
     const { outcome, events } = await turn({ prompt: `call-tool add_card {"title":"Buy milk"}`, providerSessionId: sessionIdOf(first.events) });
     expect(outcome).toEqual({ ok: true });
-    const argv = await standIn.pedelecCliArgv();
-    expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
-    const command = `bash -lc 'pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '\\''{"title":"Buy milk"}'\\'''`;
+    // The server got the one variable its env_vars names (the stand-in records the call there).
+    expect(await standIn.pedelecCliArgv()).toEqual(["mcp-call", "add_card", '{"title":"Buy milk"}']);
     const [started, completed] = activities(events);
-    expect(started).toEqual({ id: expect.stringMatching(/^codex-[0-9a-f]{8}-item_0$/), kind: "command", status: "started", title: command });
-    expect(completed).toEqual({
-      id: started?.id,
-      kind: "command",
-      status: "completed",
-      title: command,
-      detail: '{"id":"card-4","title":"Buy milk"}\n',
-    });
+    expect(started).toMatchObject({ kind: "tool", status: "started", title: "pedelec.add_card" });
+    expect(completed).toMatchObject({ id: started?.id, kind: "tool", status: "completed", title: "pedelec.add_card" });
     expect(texts(events)).toEqual(['Tool add_card returned: {"id":"card-4","title":"Buy milk"}']);
   });
 

@@ -5,7 +5,7 @@ import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import { isOverloadStatus, overloadedError, quotedHttpStatus } from "../model-service-status.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { scrubProviderOutcome } from "../provider-text-scrubber.js";
-import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
+import { buildCodexArgs, CODEX_OWNED_FLAGS, codexToolName, isCodexEffortKnob } from "./codex-args.js";
 import { discoverCodex } from "./codex-discovery.js";
 import { codexNotAuthenticatedError, isCodexLoginRequiredText } from "./codex-login-text.js";
 import type { CodexStreamSummary } from "./codex-stream-parser.js";
@@ -24,6 +24,7 @@ export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderA
       programName: "codex",
       // `codex exec --json` emits agent messages only when complete; `exec resume <id>` continues a thread.
       capabilities: { textDeltas: false, resume: true },
+      nativeToolName: codexToolName,
       defaultEffortProfiles: () => ({
         low: ["-c", "model_reasoning_effort=low"],
         medium: ["-c", "model_reasoning_effort=medium"],

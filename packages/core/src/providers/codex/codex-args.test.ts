@@ -1,23 +1,57 @@
 import { describe, expect, it } from "vitest";
 import { validateEffortArgv } from "../../effort-profile.js";
-import { buildCodexArgs, CODEX_OWNED_FLAGS, isCodexEffortKnob } from "./codex-args.js";
+import { TEST_TOOL_SERVER } from "../../testing/provider-turns.js";
+import { buildCodexArgs, CODEX_OWNED_FLAGS, codexMcpFlags, codexToolName, isCodexEffortKnob } from "./codex-args.js";
 
 const WORKSPACE = "/home/ada/.pedelec/workspaces/thread-7f3a91c2";
 const HEAD = ["exec", "--json", "--skip-git-repo-check", "--cd", WORKSPACE];
 /** Plain shells for the model's commands: a login shell's profile may reset PATH and lose pedelec-cli. */
 const SHELL = ["-c", "allow_login_shell=false"];
-const SANDBOX = ["--sandbox", "workspace-write", "-c", "sandbox_workspace_write.network_access=true", ...SHELL];
-const input = { workspacePath: WORKSPACE, providerSessionId: null, model: null, effortArgv: [], access: "sandbox" as const };
+const MCP = codexMcpFlags(TEST_TOOL_SERVER);
+const SANDBOX = [
+  "--sandbox",
+  "workspace-write",
+  "-c",
+  "sandbox_workspace_write.network_access=true",
+  "-c",
+  "features.shell_tool=false",
+  ...SHELL,
+  ...MCP,
+];
+const input = {
+  workspacePath: WORKSPACE,
+  providerSessionId: null,
+  model: null,
+  effortArgv: [],
+  access: "sandbox" as const,
+  toolServer: TEST_TOOL_SERVER,
+};
 
 describe("buildCodexArgs", () => {
-  it("builds a sandboxed first turn: workspace-write with the network on, no bypass, prompt from stdin", () => {
+  it("builds a sandboxed first turn: workspace-write, no shell tool, the session's MCP server, no bypass, prompt from stdin", () => {
     const args = buildCodexArgs(input);
     expect(args).toEqual([...HEAD, ...SANDBOX, "-"]);
     expect(args).not.toContain("--dangerously-bypass-approvals-and-sandbox");
   });
 
   it("bypasses the sandbox only for a Full Access session", () => {
-    expect(buildCodexArgs({ ...input, access: "full" })).toEqual([...HEAD, "--dangerously-bypass-approvals-and-sandbox", ...SHELL, "-"]);
+    expect(buildCodexArgs({ ...input, access: "full" })).toEqual([...HEAD, "--dangerously-bypass-approvals-and-sandbox", ...SHELL, ...MCP, "-"]);
+  });
+
+  it("registers the session's MCP server with its launcher, the names of the variables it needs, and its tools approved", () => {
+    expect(MCP).toEqual([
+      "-c",
+      `mcp_servers.pedelec.command="${TEST_TOOL_SERVER.command}"`,
+      "-c",
+      'mcp_servers.pedelec.args=["mcp"]',
+      "-c",
+      'mcp_servers.pedelec.env_vars=["PEDELEC_HOME","PEDELEC_THREAD_ID","PEDELEC_THREAD_CAPABILITY"]',
+      "-c",
+      'mcp_servers.pedelec.default_tools_approval_mode="approve"',
+      "-c",
+      "mcp_servers.pedelec.required=true",
+    ]);
+    expect(codexToolName("add_todo")).toBe("add_todo (in the tool namespace mcp__pedelec)");
   });
 
   it("puts model and effort before the resume subcommand, and the stdin marker last", () => {

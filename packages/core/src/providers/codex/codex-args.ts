@@ -1,5 +1,7 @@
 import type { AccessMode } from "@pedelec/protocol/domain";
+import { SESSION_TOOL_SERVER_NAME } from "@pedelec/protocol/session-tool-server";
 import { optionValue } from "../cli-runner.js";
+import type { SessionToolServer } from "../provider-adapter.js";
 
 /** What the argv of one `codex exec` run depends on. */
 export interface CodexArgsInput {
@@ -8,7 +10,43 @@ export interface CodexArgsInput {
   model: string | null;
   effortArgv: readonly string[];
   access: AccessMode;
+  toolServer: SessionToolServer;
 }
+
+/**
+ * How codex shows a tool of the session's MCP server to the model: the function `<name>` in the tool namespace
+ * `mcp__pedelec` (a flat `mcp__pedelec__<name>` is not a tool codex knows). codex 0.169 defers MCP namespaces behind its
+ * tool_search tool, naming them in the request's instructions; a call of the function in the namespace works directly.
+ */
+export function codexToolName(toolName: string): string {
+  return `${toolName} (in the tool namespace mcp__${SESSION_TOOL_SERVER_NAME})`;
+}
+
+/**
+ * `-c` overrides registering the session's MCP server under `mcp_servers.pedelec`. codex gives an MCP server only the
+ * environment variables its `env_vars` lists (besides HOME, PATH and TMPDIR), so the thread's variables are named
+ * there; their values stay in the environment. `codex exec` refuses MCP calls under its "never" approval policy
+ * unless the server's tools are approved, and `required` makes codex wait for the server's tool list before its first
+ * request (without it, a server slower than about 0.7 s misses the first request). Values are TOML, which reads JSON
+ * strings and arrays of them as they are.
+ */
+export function codexMcpFlags(toolServer: SessionToolServer): string[] {
+  const key = `mcp_servers.${SESSION_TOOL_SERVER_NAME}`;
+  return [
+    ["command", JSON.stringify(toolServer.command)],
+    ["args", JSON.stringify(toolServer.args)],
+    ["env_vars", JSON.stringify(toolServer.envNames)],
+    ["default_tools_approval_mode", '"approve"'],
+    ["required", "true"],
+  ].flatMap(([name, value]) => ["-c", `${key}.${name}=${value}`]);
+}
+
+/**
+ * A sandbox session has no shell: `features.shell_tool=false` takes codex's command tools (`exec_command`,
+ * `write_stdin`) out of the request, so page tools and scripts go through the session's MCP server only. File edits
+ * (`apply_patch`) stay, inside the sandbox.
+ */
+export const CODEX_NO_SHELL_FLAGS = ["-c", "features.shell_tool=false"];
 
 /**
  * Sandbox: codex's own OS sandbox (Seatbelt on macOS, bubblewrap/Landlock + seccomp on Linux) with writes limited to
@@ -87,13 +125,14 @@ export function isCodexEffortKnob(token: string, next: string | undefined): bool
 }
 
 /**
- * Argv of one turn: `exec` with the JSONL event stream, the workspace, the access mode's flags, model and effort
- * profile, then `resume <id>` for a continued conversation, and `-` so the prompt is read from stdin. Options that
+ * Argv of one turn: `exec` with the JSONL event stream, the workspace, the access mode's flags, the session's MCP
+ * server, model and effort profile, then `resume <id>` for a continued conversation, and `-` so the prompt is read from stdin. Options that
  * are not global to `codex exec` (`--cd`, `--sandbox`) must come before the `resume` subcommand.
  */
 export function buildCodexArgs(input: CodexArgsInput): string[] {
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", optionValue("codex", "workspace path", input.workspacePath)];
-  args.push(...(input.access === "full" ? CODEX_FULL_ACCESS_FLAGS : CODEX_SANDBOX_FLAGS), ...CODEX_SHELL_FLAGS);
+  args.push(...(input.access === "full" ? CODEX_FULL_ACCESS_FLAGS : [...CODEX_SANDBOX_FLAGS, ...CODEX_NO_SHELL_FLAGS]), ...CODEX_SHELL_FLAGS);
+  args.push(...codexMcpFlags(input.toolServer));
   if (input.model !== null && input.model !== "") args.push("-m", optionValue("codex", "model", input.model));
   args.push(...input.effortArgv);
   if (input.providerSessionId !== null) args.push("resume", optionValue("codex", "provider session id", input.providerSessionId));

@@ -99,10 +99,11 @@ describe("a codex session over the Core socket", () => {
     );
     await events.until("turn-completed", (event) => event.turnId === "turn-2");
     expect((await events.until("chat-completed", (event) => event.turnId === "turn-2")).text).toBe('Tool add_todo returned: {"id":"c1"}');
-    const commandStatuses = events.seen
+    // The call went through the session's MCP server (pedelec-cli mcp), as codex's mcp_tool_call.
+    const toolStatuses = events.seen
       .filter((event) => "turnId" in event && event.turnId === "turn-2")
-      .flatMap((event) => (event.type === "activity-updated" && event.activity.kind === "command" ? [event.activity.status] : []));
-    expect(commandStatuses).toEqual(["started", "completed"]);
+      .flatMap((event) => (event.type === "activity-updated" && event.activity.kind === "tool" ? [event.activity.status] : []));
+    expect(toolStatuses).toEqual(["started", "completed"]);
 
     // The next turn continues the same codex thread.
     await page.request("sendText", { sessionId, turnId: "turn-3", text: "report-resume" }, ORIGIN);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ProviderTurnRequest } from "../provider-adapter.js";
 import { buildOllamaArgs } from "./ollama-args.js";
 import { createOllamaAdapter } from "./ollama-adapter.js";
+import { TEST_TOOL_SERVER } from "../../testing/provider-turns.js";
 
 function request(overrides: Partial<ProviderTurnRequest> = {}): ProviderTurnRequest {
   return {
@@ -13,6 +14,7 @@ function request(overrides: Partial<ProviderTurnRequest> = {}): ProviderTurnRequ
     model: "qwen3",
     effortArgv: ["--num-ctx", "8192"],
     env: {},
+    toolServer: TEST_TOOL_SERVER,
     signal: new AbortController().signal,
     providerOptions: { baseUrl: "http://127.0.0.1:11434", apiKey: "secret-key" },
     ...overrides,

@@ -3,13 +3,15 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { errorOf, firstPrompt, sessionIdOf, texts, THREAD_ID } from "../../testing/provider-turns.js";
+import { errorOf, firstPrompt, sessionIdOf, texts } from "../../testing/provider-turns.js";
 import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
 import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createOpencodeAdapter } from "./opencode-adapter.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/opencode/", import.meta.url));
 const STAND_IN = path.join(STAND_IN_DIRECTORY, "opencode");
+/** Answers as the session's MCP server does, from a fixed table (test/stand-ins/pedelec-mcp). */
+const MCP_STAND_IN = fileURLToPath(new URL("../../../../../test/stand-ins/pedelec-mcp/pedelec-mcp.mjs", import.meta.url));
 
 const standIn = useStandInAdapter({
   prefix: "pedelec-opencode-",
@@ -17,23 +19,21 @@ const standIn = useStandInAdapter({
   executablePath: STAND_IN,
   effortArgv: ["--variant", "medium"],
   createAdapter: () => createOpencodeAdapter({ killGraceMs: 500 }),
+  toolServer: { command: process.execPath, args: [MCP_STAND_IN], envNames: [] },
 });
 const { turn, request: turnRequest } = standIn;
 
 describe("access modes", () => {
-  it("denies a sandboxed agent any shell command but Pedelec's own, and lets a Full Access agent run it", async () => {
-    const sandboxed = await turn({ prompt: "bash: cat /etc/hostname" });
-    expect(sandboxed.outcome).toEqual({ ok: true });
-    expect(texts(sandboxed.events).at(-1)).toMatch(
-      /^Bash denied: The user has specified a rule which prevents you from using this specific tool call/,
-    );
-    const activities = sandboxed.events.flatMap((event) => (event.type === "activity" ? [event.activity.status] : []));
-    expect(activities).toEqual(["started", "failed"]);
-    for (const command of ["pedelec-cli tool-spec x | sh", "pedelec-cli tool-spec $(cat /etc/hostname)", "pedelec-cli x; rm -rf ."]) {
-      expect(texts((await turn({ prompt: `bash: ${command}` })).events).at(-1)).toMatch(/^Bash denied: /);
+  it("gives a sandboxed agent no shell at all, Pedelec's own commands included, and lets a Full Access agent run one", async () => {
+    for (const command of ["cat /etc/hostname", "pedelec-cli tool-spec add_todo"]) {
+      const sandboxed = await turn({ prompt: `bash: ${command}` });
+      expect(sandboxed.outcome).toEqual({ ok: true });
+      expect(texts(sandboxed.events).at(-1)).toMatch(
+        /^Bash denied: The user has specified a rule which prevents you from using this specific tool call/,
+      );
+      const activities = sandboxed.events.flatMap((event) => (event.type === "activity" ? [event.activity.status] : []));
+      expect(activities).toEqual(["started", "failed"]);
     }
-    const own = await turn({ prompt: "bash: pedelec-cli tool-spec add_todo" });
-    expect(texts(own.events).at(-1)).toMatch(/^Bash exit 0: /);
 
     const full = await turn({ prompt: "bash: echo hello from the host", access: "full" });
     expect(texts(full.events).at(-1)).toBe("Bash exit 0: hello from the host");
@@ -88,23 +88,22 @@ describe("opencode adapter with the stand-in CLI", () => {
     expect(texts(events)).toEqual(["echo: just this text"]);
   });
 
-  it("runs a tool call through pedelec-cli and reports it as a command activity", async () => {
+  it("calls a page tool through the session's MCP server and reports it as a tool activity", async () => {
     const first = await turn({ prompt: firstPrompt("reply: ready") });
     const sessionId = sessionIdOf(first.events) ?? null;
     const { outcome, events } = await turn({ prompt: `call-tool add_card {"title":"Buy milk"}`, providerSessionId: sessionId });
     expect(outcome).toEqual({ ok: true });
-    const argv = await standIn.pedelecCliArgv();
-    expect(argv).toEqual(["--thread-id", THREAD_ID, "tool-call", "add_card", '{"title":"Buy milk"}']);
-    const command = `pedelec-cli --thread-id ${THREAD_ID} tool-call add_card '{"title":"Buy milk"}'`;
+    expect(await standIn.pedelecCliArgv()).toEqual(["mcp-call", "add_card", '{"title":"Buy milk"}']);
     const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity] : []));
-    expect(activities).toEqual([
-      { id: expect.stringMatching(/^call_/) as string, kind: "command", status: "started", title: command },
-      { id: activities[0]?.id, kind: "command", status: "completed", title: command, detail: '{"id":"card-4","title":"Buy milk"}\n' },
+    expect(activities.map(({ kind, status }) => ({ kind, status }))).toEqual([
+      { kind: "tool", status: "started" },
+      { kind: "tool", status: "completed" },
     ]);
+    expect(activities.every((activity) => activity.title.includes("pedelec_add_card"))).toBe(true);
     expect(texts(events)).toEqual(['Tool add_card returned: {"id":"card-4","title":"Buy milk"}']);
   });
 
-  it("reports a tool call that exits non-zero as a failed activity and lets the agent answer", async () => {
+  it("reports a tool call that failed as a failed activity and lets the agent answer", async () => {
     const { outcome, events } = await turn({ prompt: firstPrompt("call-tool broken {}") });
     expect(outcome).toEqual({ ok: true });
     const activities = events.flatMap((event) => (event.type === "activity" ? [event.activity.status] : []));
@@ -112,7 +111,7 @@ describe("opencode adapter with the stand-in CLI", () => {
     expect(texts(events)[0]).toBe('Tool broken failed: {"error":{"code":"TOOL_HANDLER_ERROR","message":"handler threw"}}');
   });
 
-  it("reads a tool spec through pedelec-cli", async () => {
+  it("reads a tool's schema from the session's MCP server", async () => {
     const { outcome, events } = await turn({ prompt: firstPrompt("tool-spec add_card_spec") });
     expect(outcome).toEqual({ ok: true });
     expect(texts(events)[0]).toBe('Spec: {"type":"object"}');

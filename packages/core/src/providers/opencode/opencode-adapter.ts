@@ -6,7 +6,7 @@ import { exitFailure, unreadableLineFailure } from "../cli-runner.js";
 import { isCredentialRefusalStatus, isOverloadStatus, overloadedError } from "../model-service-status.js";
 import { scrubProviderOutcome, scrubProviderText } from "../provider-text-scrubber.js";
 import type { ProviderProcessResult } from "../provider-process.js";
-import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, opencodeSandboxEnv } from "./opencode-args.js";
+import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, opencodeConfigContent, opencodeSandboxEnv, opencodeToolName } from "./opencode-args.js";
 import type { OpencodeReportedError, OpencodeStreamSummary } from "./opencode-stream-parser.js";
 
 export interface OpencodeAdapterOptions {
@@ -15,8 +15,9 @@ export interface OpencodeAdapterOptions {
 }
 
 /**
- * The `opencode` provider: `opencode run --format json`, the prompt on stdin, sandbox permissions through
- * OPENCODE_PERMISSION. Text arrives only as finished parts, so there are no text deltas.
+ * The `opencode` provider: `opencode run --format json`, the prompt on stdin, the session's MCP server through
+ * OPENCODE_CONFIG_CONTENT, sandbox permissions through OPENCODE_PERMISSION. Text arrives only as finished parts, so
+ * there are no text deltas.
  */
 export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): ProviderAdapter {
   return defineCliAdapter<OpencodeStreamSummary>(
@@ -24,6 +25,7 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Pro
       code: "opencode",
       programName: "opencode",
       capabilities: { textDeltas: false, resume: true },
+      nativeToolName: opencodeToolName,
       // `--variant` names are the model provider's own; OpenCode leaves a model's defaults alone for a name it lacks.
       defaultEffortProfiles: () => ({
         low: ["--variant", "low"],
@@ -38,7 +40,10 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Pro
         return {
           args,
           stdin: request.prompt,
-          ...(request.access === "sandbox" ? { env: opencodeSandboxEnv() } : {}),
+          env: {
+            OPENCODE_CONFIG_CONTENT: opencodeConfigContent(request.toolServer, request.env.OPENCODE_CONFIG_CONTENT),
+            ...(request.access === "sandbox" ? opencodeSandboxEnv() : {}),
+          },
           parser: new OpencodeStreamParser(),
           outcome: (run, summary) => opencodeTurnOutcome(run, summary, resuming),
         };

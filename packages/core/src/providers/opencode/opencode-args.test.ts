@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { validateEffortArgv } from "../../effort-profile.js";
-import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, OPENCODE_SANDBOX_PERMISSION, opencodeSandboxEnv } from "./opencode-args.js";
+import { TEST_TOOL_SERVER } from "../../testing/provider-turns.js";
+import {
+  buildOpencodeArgs,
+  OPENCODE_OWNED_FLAGS,
+  OPENCODE_SANDBOX_PERMISSION,
+  opencodeConfigContent,
+  opencodeSandboxEnv,
+  opencodeToolName,
+} from "./opencode-args.js";
 
 const RUN = ["run", "--format", "json"];
 
@@ -49,13 +57,8 @@ describe("buildOpencodeArgs", () => {
 });
 
 describe("opencode sandbox permissions", () => {
-  it("lets the shell run Pedelec's commands only, with the catch-all deny first so the allows win", () => {
-    expect(Object.entries(OPENCODE_SANDBOX_PERMISSION.bash)).toEqual([
-      ["*", "deny"],
-      ["pedelec-cli *", "allow"],
-      ["pedelec-ts-runtime *", "allow"],
-      ["pedelec-deno *", "allow"],
-    ]);
+  it("gives the agent no shell at all, and keeps the file tools to the workspace", () => {
+    expect(OPENCODE_SANDBOX_PERMISSION.bash).toBe("deny");
     expect(OPENCODE_SANDBOX_PERMISSION).toMatchObject({ edit: "allow", read: "allow", external_directory: "deny", webfetch: "deny", task: "deny" });
   });
 
@@ -64,6 +67,28 @@ describe("opencode sandbox permissions", () => {
     expect(JSON.parse(env.OPENCODE_PERMISSION ?? "")).toEqual(OPENCODE_SANDBOX_PERMISSION);
     expect(env.OPENCODE_DISABLE_PROJECT_CONFIG).toBe("1");
     expect(env.OPENCODE_CONFIG_PROJECT_DISABLE).toBe("1");
+  });
+});
+
+describe("the session's MCP server for opencode", () => {
+  it("is added under mcp.pedelec as a local server, naming neither the thread nor its capability", () => {
+    expect(JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, undefined))).toEqual({
+      mcp: { pedelec: { type: "local", command: [TEST_TOOL_SERVER.command, "mcp"], enabled: true } },
+    });
+    expect(opencodeToolName("add_todo")).toBe("pedelec_add_todo");
+  });
+
+  it("keeps what the user's OPENCODE_CONFIG_CONTENT already says, their own MCP servers included", () => {
+    const inherited = JSON.stringify({ model: "standin/x", mcp: { theirs: { type: "remote", url: "https://example.test" } } });
+    const merged = JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, inherited));
+    expect(merged.model).toBe("standin/x");
+    expect(Object.keys(merged.mcp)).toEqual(["theirs", "pedelec"]);
+  });
+
+  it("goes alone where the inherited value is not a JSON object", () => {
+    for (const inherited of ["not json", "[1]", "null"]) {
+      expect(Object.keys(JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, inherited)))).toEqual(["mcp"]);
+    }
   });
 });
 

@@ -1,5 +1,7 @@
 import type { AccessMode } from "@pedelec/protocol/domain";
+import { SESSION_TOOL_SERVER_NAME } from "@pedelec/protocol/session-tool-server";
 import { optionValue } from "../cli-runner.js";
+import type { SessionToolServer } from "../provider-adapter.js";
 
 /** What the argv and environment of one `opencode run` depend on. */
 export interface OpencodeArgsInput {
@@ -9,17 +11,14 @@ export interface OpencodeArgsInput {
   access: AccessMode;
 }
 
-/** Pedelec's own agent commands: the only shell commands a sandboxed agent may run. */
-const PEDELEC_COMMANDS = ["pedelec-cli", "pedelec-ts-runtime", "pedelec-deno"];
-
 /**
  * OpenCode's permission rules for a sandbox session. `opencode run` has no command-line switch for permissions, but
  * it merges the JSON in OPENCODE_PERMISSION over every configuration file it loaded (the merge gives this value
  * precedence). File tools stay on (OpenCode keeps them to the working directory unless `external_directory` allows
- * more); the shell may run Pedelec's commands only; the web, subagents and anything outside the workspace are denied.
- * OpenCode applies the last matching rule, and a merged key keeps the position it had in the user's configuration, so
- * there is no top-level catch-all here (it could land after, and override, the rules below): every built-in tool is
- * named. Within `bash` the catch-all deny comes first.
+ * more); there is no shell at all (the page's tools and the script runner come from the session's MCP server); the
+ * web, subagents and anything outside the workspace are denied. OpenCode applies the last matching rule, and a merged
+ * key keeps the position it had in the user's configuration, so there is no top-level catch-all here (it could land
+ * after, and override, the rules below): every built-in tool is named.
  */
 export const OPENCODE_SANDBOX_PERMISSION = {
   read: "allow",
@@ -29,7 +28,7 @@ export const OPENCODE_SANDBOX_PERMISSION = {
   list: "allow",
   todoread: "allow",
   todowrite: "allow",
-  bash: Object.fromEntries([["*", "deny"], ...PEDELEC_COMMANDS.map((command) => [`${command} *`, "allow"])]),
+  bash: "deny",
   external_directory: "deny",
   webfetch: "deny",
   websearch: "deny",
@@ -38,6 +37,30 @@ export const OPENCODE_SANDBOX_PERMISSION = {
   skill: "deny",
   doom_loop: "deny",
 } as const;
+
+/** OpenCode's name for a tool of the session's MCP server. */
+export function opencodeToolName(toolName: string): string {
+  return `${SESSION_TOOL_SERVER_NAME}_${toolName}`;
+}
+
+/**
+ * OPENCODE_CONFIG_CONTENT of a run: the configuration the user's environment already gives there (OpenCode merges it
+ * over its configuration files), with the session's MCP server added under `mcp.pedelec`. OpenCode starts the server
+ * with its own environment, where the thread and its capability are; the configuration names neither. Nothing is
+ * written into the workspace.
+ */
+export function opencodeConfigContent(toolServer: SessionToolServer, inherited: string | undefined): string {
+  let config: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = inherited === undefined ? {} : JSON.parse(inherited);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) config = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON: OpenCode would refuse it anyway; the run gets Pedelec's part alone.
+  }
+  const mcp = typeof config.mcp === "object" && config.mcp !== null ? (config.mcp as Record<string, unknown>) : {};
+  const server = { type: "local", command: [toolServer.command, ...toolServer.args], enabled: true };
+  return JSON.stringify({ ...config, mcp: { ...mcp, [SESSION_TOOL_SERVER_NAME]: server } });
+}
 
 /**
  * Environment of a sandbox run: the permission rules, and no project configuration. The agent can write files into
