@@ -41,7 +41,15 @@ const MEDIUM_EFFORT: Record<RealCli, string[]> = {
 function argvFor(cli: RealCli, workspacePath: string, home: string): { args: string[]; env: Record<string, string> } {
   // Run by hand, outside a turn of Core's: the session's MCP server starts, finds no thread, and the CLI goes on without it.
   const toolServer = { command: join(home, "bin", "pedelec-cli"), args: ["mcp"], envNames: [] };
-  const input = { workspacePath, providerSessionId: null, model: null, effortArgv: MEDIUM_EFFORT[cli], access: "sandbox" as const, toolServer };
+  const input = {
+    workspacePath,
+    providerSessionId: null,
+    model: null,
+    effortArgv: MEDIUM_EFFORT[cli],
+    access: "sandbox" as const,
+    toolServer,
+    serversOff: [],
+  };
   switch (cli) {
     case "claude":
       // Run by hand, outside a turn of Core's: the session's MCP server starts, finds no thread, and claude goes on without it.
@@ -54,7 +62,7 @@ function argvFor(cli: RealCli, workspacePath: string, home: string): { args: str
     case "opencode":
       return {
         args: buildOpencodeArgs(input),
-        env: { ...opencodeSandboxEnv(), OPENCODE_CONFIG_CONTENT: opencodeConfigContent(toolServer, undefined) },
+        env: { ...opencodeSandboxEnv(), OPENCODE_CONFIG_CONTENT: opencodeConfigContent(toolServer, undefined, []) },
       };
   }
 }

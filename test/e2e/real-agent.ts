@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -226,4 +226,34 @@ export async function killSessionProcesses(sessionId: string): Promise<void> {
       // Already gone.
     }
   }
+}
+
+/**
+ * Adds a stdio MCP server named `users_own` to the user's own configuration of the CLI, where a user adds one (claude:
+ * `~/.claude.json`, codex: `config.toml`, opencode: its global `opencode.json`); the returned function puts the file
+ * back as it was.
+ */
+export async function addUsersOwnServer(environment: RealAgentEnvironment, command: [string, ...string[]]): Promise<() => Promise<void>> {
+  const { home, stateDir } = environment.cliEnvironment;
+  const [program, ...args] = command;
+  const file = {
+    claude: join(home, ".claude.json"),
+    codex: join(stateDir, "config.toml"),
+    opencode: join(home, ".config", "opencode", "opencode.json"),
+  }[environment.cli];
+  const before = await readFile(file, "utf8").catch(() => null);
+  let text: string;
+  if (environment.cli === "codex") {
+    text = `${before ?? ""}\n[mcp_servers.users_own]\ncommand = ${JSON.stringify(program)}\nargs = ${JSON.stringify(args)}\n`;
+  } else {
+    const config = (before === null ? {} : JSON.parse(before)) as Record<string, any>;
+    if (environment.cli === "claude") config.mcpServers = { ...config.mcpServers, users_own: { type: "stdio", command: program, args } };
+    else config.mcp = { ...config.mcp, users_own: { type: "local", command } };
+    text = JSON.stringify(config, null, 2);
+  }
+  await writeFile(file, text);
+  return async () => {
+    if (before === null) await rm(file, { force: true });
+    else await writeFile(file, before);
+  };
 }

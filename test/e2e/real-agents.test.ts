@@ -1,12 +1,14 @@
 // The real Claude Code, Codex and OpenCode CLIs (pinned in test/real-clis), driven from a page in real Chromium through
 // the extension, the native host and Core, against scripted model servers on loopback (test/model-servers).
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ModelReply, ModelRequest, ModelServer } from "../model-servers/model-server-types.js";
 import { REAL_CLIS, type RealCli } from "../real-clis/real-clis.js";
-import { corePidOf, nativeHostPidsFor } from "./harness.js";
+import { corePidOf, grantFullAccess, nativeHostPidsFor } from "./harness.js";
 import { logOf } from "./page-scripts.js";
 import {
+  addUsersOwnServer,
   killSessionProcesses,
   NATIVE_PAGE_TOOLS,
   openRealAgentSession,
@@ -75,7 +77,11 @@ for (const cli of REAL_CLIS) {
     let server: ModelServer;
 
     beforeAll(async () => {
-      environment = await setUpRealAgent(cli, { settings: { modelResponseTimeoutSeconds: String(traits.responseTimeoutSeconds) } });
+      environment = await setUpRealAgent(cli, {
+        settings: { modelResponseTimeoutSeconds: String(traits.responseTimeoutSeconds) },
+        // As root (these machines), claude refuses its Full Access flag without IS_SANDBOX=1 (research/real-clis.md).
+        extraEnv: cli === "claude" && process.getuid?.() === 0 ? { IS_SANDBOX: "1" } : {},
+      });
       server = environment.server!;
       // The origin's first session is approved once; every later one of this file goes through.
       const first = await openRealAgentSession(environment, { approve: true });
@@ -185,6 +191,30 @@ for (const cli of REAL_CLIS) {
         expect(existsSync(marker)).toBe(false);
         expect(await page.evaluate(() => (window as any).handlerCalls)).toEqual([{ title: "Still works" }]);
         await page.close();
+      });
+    }
+
+    if (native) {
+      it("leaves the user's own MCP servers out of a sandbox session, and starts them with Full Access", async () => {
+        const marker = join(environment.cliEnvironment.tmpdir, "users-own-server-started");
+        const restore = await addUsersOwnServer(environment, ["/bin/sh", "-c", `echo started >> ${marker}`]);
+        try {
+          const sandbox = await openRealAgentSession(environment);
+          server.script({ kind: "text", deltas: ["Sandboxed"] });
+          expect(await send(sandbox.page, "Hello from the sandbox")).toEqual({ ok: true });
+          expect(existsSync(marker)).toBe(false);
+          await sandbox.page.close();
+
+          // The same configuration with Full Access: the user's server starts, so the check above could fail.
+          await grantFullAccess(environment.e2e, new URL(environment.e2e.server.url).origin);
+          const full = await openRealAgentSession(environment, { access: "full" });
+          server.script({ kind: "text", deltas: ["Unrestricted"] });
+          expect(await send(full.page, "Hello with Full Access")).toEqual({ ok: true });
+          expect(existsSync(marker)).toBe(true);
+          await full.page.close();
+        } finally {
+          await restore();
+        }
       });
     }
 

@@ -75,6 +75,7 @@ export const CLI_RECORDING_SETUPS: readonly CliRecordingSetup[] = [
         model: null,
         effortArgv: createCodexAdapter().defaultEffortProfiles()[DEFAULT_EFFORT],
         toolServer: TEST_TOOL_SERVER,
+        serversOff: [],
       }),
     adapterEnv: () => ({}),
     sessionIdField: "thread_id",

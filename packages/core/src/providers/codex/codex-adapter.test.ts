@@ -1,4 +1,4 @@
-import { readFile, readdir } from "node:fs/promises";
+import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -93,6 +93,23 @@ describe("codex adapter with the stand-in CLI", () => {
       ...codexMcpFlags(TOOL_SERVER),
       "-",
     ]);
+  });
+
+  it("switches the user's own MCP servers off for a sandbox turn only, as codex lists them", async () => {
+    const config = path.join(standIn.env.CODEX_HOME ?? "", "config.toml");
+    await mkdir(path.dirname(config), { recursive: true });
+    await writeFile(
+      config,
+      '[mcp_servers.github]\ncommand = "gh-mcp"\n[mcp_servers."dotted.name"]\ncommand = "x"\n[mcp_servers.parked]\nenabled = false\n',
+    );
+    try {
+      const sandboxed = JSON.parse(texts((await turn({ prompt: "report-args" })).events)[0] ?? "null") as string[];
+      expect(sandboxed).toContain('mcp_servers={"dotted.name"={enabled=false},"github"={enabled=false}}');
+      const full = JSON.parse(texts((await turn({ prompt: "report-args", access: "full" })).events)[0] ?? "null") as string[];
+      expect(full.filter((argument) => argument.startsWith("mcp_servers={"))).toEqual([]);
+    } finally {
+      await rm(config, { force: true });
+    }
   });
 
   it("gives a sandboxed agent no command tool at all, Pedelec's own commands included; Full Access runs anything", async () => {
@@ -231,7 +248,8 @@ describe("codex adapter on a refused key", () => {
 
   it("stops the CLI at its first retry and fails the turn with PROVIDER_NOT_AUTHENTICATED", async () => {
     const startedAt = Date.now();
-    const { outcome, events } = await turn({ prompt: "hello", executablePath: await refusingCli() });
+    // Full Access: a sandbox turn would first ask this replay for `codex mcp list`, which it does not answer.
+    const { outcome, events } = await turn({ prompt: "hello", executablePath: await refusingCli(), access: "full" });
     expect(Date.now() - startedAt).toBeLessThan(5_000);
     const error = errorOf(outcome);
     expect(error.code).toBe("PROVIDER_NOT_AUTHENTICATED");

@@ -7,6 +7,7 @@ import type { ProviderProcessResult } from "../provider-process.js";
 import { scrubProviderOutcome } from "../provider-text-scrubber.js";
 import { buildCodexArgs, CODEX_OWNED_FLAGS, codexToolName, isCodexEffortKnob } from "./codex-args.js";
 import { discoverCodex } from "./codex-discovery.js";
+import { codexUserMcpServers } from "./codex-user-servers.js";
 import { codexNotAuthenticatedError, isCodexLoginRequiredText } from "./codex-login-text.js";
 import type { CodexStreamSummary } from "./codex-stream-parser.js";
 
@@ -34,8 +35,11 @@ export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderA
       isEffortKnob: isCodexEffortKnob,
       planTurn: async (request) => {
         const { CodexStreamParser } = await import("./codex-stream-parser.js");
+        // A sandbox session gets Pedelec's MCP server only: the user's own servers may reach what the sandbox does not.
+        const serversOff =
+          request.access === "sandbox" ? await codexUserMcpServers(request.executablePath, request.workspacePath, request.env, request.signal) : [];
         return {
-          args: buildCodexArgs(request),
+          args: buildCodexArgs({ ...request, serversOff }),
           stdin: request.prompt,
           parser: new CodexStreamParser(),
           outcome: codexTurnOutcome,

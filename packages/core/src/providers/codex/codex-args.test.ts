@@ -25,6 +25,7 @@ const input = {
   effortArgv: [],
   access: "sandbox" as const,
   toolServer: TEST_TOOL_SERVER,
+  serversOff: [],
 };
 
 describe("buildCodexArgs", () => {
@@ -36,6 +37,18 @@ describe("buildCodexArgs", () => {
 
   it("bypasses the sandbox only for a Full Access session", () => {
     expect(buildCodexArgs({ ...input, access: "full" })).toEqual([...HEAD, "--dangerously-bypass-approvals-and-sandbox", ...SHELL, ...MCP, "-"]);
+  });
+
+  it("switches the user's own MCP servers off before registering the session's, in one override codex merges", () => {
+    const args = buildCodexArgs({ ...input, serversOff: ["github", "dotted.name", 'quote"d'] });
+    expect(args).toEqual([
+      ...HEAD,
+      ...SANDBOX.slice(0, -MCP.length),
+      "-c",
+      'mcp_servers={"github"={enabled=false},"dotted.name"={enabled=false},"quote\\"d"={enabled=false}}',
+      ...MCP,
+      "-",
+    ]);
   });
 
   it("registers the session's MCP server with its launcher, the names of the variables it needs, and its tools approved", () => {

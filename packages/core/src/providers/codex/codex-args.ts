@@ -2,6 +2,7 @@ import type { AccessMode } from "@pedelec/protocol/domain";
 import { SESSION_TOOL_SERVER_NAME } from "@pedelec/protocol/session-tool-server";
 import { optionValue } from "../cli-runner.js";
 import type { SessionToolServer } from "../provider-adapter.js";
+import { codexServersOffFlags } from "./codex-user-servers.js";
 
 /** What the argv of one `codex exec` run depends on. */
 export interface CodexArgsInput {
@@ -11,6 +12,8 @@ export interface CodexArgsInput {
   effortArgv: readonly string[];
   access: AccessMode;
   toolServer: SessionToolServer;
+  /** The user's own MCP servers to switch off for this turn (a sandbox session's: see codexUserMcpServers). */
+  serversOff: readonly string[];
 }
 
 /**
@@ -125,14 +128,14 @@ export function isCodexEffortKnob(token: string, next: string | undefined): bool
 }
 
 /**
- * Argv of one turn: `exec` with the JSONL event stream, the workspace, the access mode's flags, the session's MCP
- * server, model and effort profile, then `resume <id>` for a continued conversation, and `-` so the prompt is read from stdin. Options that
+ * Argv of one turn: `exec` with the JSONL event stream, the workspace, the access mode's flags, the user's MCP servers
+ * switched off for a sandbox session, the session's MCP server, model and effort profile, then `resume <id>` for a continued conversation, and `-` so the prompt is read from stdin. Options that
  * are not global to `codex exec` (`--cd`, `--sandbox`) must come before the `resume` subcommand.
  */
 export function buildCodexArgs(input: CodexArgsInput): string[] {
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", optionValue("codex", "workspace path", input.workspacePath)];
   args.push(...(input.access === "full" ? CODEX_FULL_ACCESS_FLAGS : [...CODEX_SANDBOX_FLAGS, ...CODEX_NO_SHELL_FLAGS]), ...CODEX_SHELL_FLAGS);
-  args.push(...codexMcpFlags(input.toolServer));
+  args.push(...codexServersOffFlags(input.serversOff), ...codexMcpFlags(input.toolServer));
   if (input.model !== null && input.model !== "") args.push("-m", optionValue("codex", "model", input.model));
   args.push(...input.effortArgv);
   if (input.providerSessionId !== null) args.push("resume", optionValue("codex", "provider session id", input.providerSessionId));

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { z } from "zod";
 import type { ProviderDiscovery } from "../provider-adapter.js";
-import { probeVersion, VERSION_PROBE_TIMEOUT_MS } from "../provider-discovery.js";
-import { runProviderProcess } from "../provider-process.js";
+import { probeVersion } from "../provider-discovery.js";
+import { runCodexSubcommand } from "./codex-subcommand.js";
 
 /** What Pedelec reads of `codex doctor --json`: its verdict on the credentials of the active model provider. */
 const doctorReportSchema = z.object({
@@ -15,9 +15,6 @@ const doctorReportSchema = z.object({
   }),
 });
 
-/** The report is a few hundred lines of JSON; anything far larger is not one. */
-const MAX_REPORT_BYTES = 1024 * 1024;
-
 /**
  * Is this codex ready to run a turn? `codex login status` knows only codex's own sign-in (ChatGPT or a stored key): it
  * says "Not logged in" (exit 1) for a codex whose model provider takes its key from the environment (a provider's
@@ -28,11 +25,12 @@ const MAX_REPORT_BYTES = 1024 * 1024;
 export async function discoverCodex(executablePath: string, signal: AbortSignal, env: Record<string, string>): Promise<ProviderDiscovery> {
   const discovery = await probeVersion(executablePath, signal, env);
   if (!discovery.available) return discovery;
-  const loginStatus = await runCodex(executablePath, ["login", "status"], signal, env);
-  if (loginStatus === null || !isSignedOut(`${loginStatus.stdout}\n${loginStatus.stderr}`, loginStatus.exitCode)) return discovery;
+  const loginStatus = await runCodexSubcommand(executablePath, ["login", "status"], path.dirname(executablePath), signal, env);
+  if (loginStatus === null || loginStatus.spawnError !== null || !isSignedOut(`${loginStatus.stdout}\n${loginStatus.stderr}`, loginStatus.exitCode))
+    return discovery;
 
-  const doctor = await runCodex(executablePath, ["doctor", "--json"], signal, env);
-  const credentials = doctor === null ? undefined : readCredentialsCheck(doctor.stdout);
+  const doctor = await runCodexSubcommand(executablePath, ["doctor", "--json"], path.dirname(executablePath), signal, env);
+  const credentials = doctor === null || doctor.spawnError !== null ? undefined : readCredentialsCheck(doctor.stdout);
   if (credentials?.status === "ok") return discovery;
   const name = path.basename(executablePath);
   const fix = credentials?.remediation ? ` ${credentials.remediation.trim()}` : "";
@@ -59,32 +57,4 @@ function readCredentialsCheck(stdout: string): z.infer<typeof doctorReportSchema
   }
   const parsed = doctorReportSchema.safeParse(report);
   return parsed.success ? parsed.data.checks["auth.credentials"] : undefined;
-}
-
-/** Runs a short codex subcommand (5 s limit); null when it could not run or finish. */
-async function runCodex(
-  executablePath: string,
-  args: readonly string[],
-  signal: AbortSignal,
-  env: Record<string, string>,
-): Promise<{ stdout: string; stderr: string; exitCode: number | null } | null> {
-  const lines: string[] = [];
-  let bytes = 0;
-  const timeout = AbortSignal.timeout(VERSION_PROBE_TIMEOUT_MS);
-  const run = await runProviderProcess({
-    executablePath,
-    args,
-    cwd: path.dirname(executablePath),
-    env,
-    stdin: "",
-    signal: AbortSignal.any([signal, timeout]),
-    onStdoutLine: (line) => {
-      bytes += Buffer.byteLength(line) + 1;
-      if (bytes <= MAX_REPORT_BYTES) lines.push(line);
-    },
-    maxStderrBytes: 8 * 1024,
-    killGraceMs: 500,
-  });
-  if (run.spawnError || signal.aborted || timeout.aborted || bytes > MAX_REPORT_BYTES) return null;
-  return { stdout: lines.join("\n"), stderr: run.stderr, exitCode: run.exitCode };
 }

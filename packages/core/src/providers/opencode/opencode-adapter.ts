@@ -7,6 +7,7 @@ import { isCredentialRefusalStatus, isOverloadStatus, overloadedError } from "..
 import { scrubProviderOutcome, scrubProviderText } from "../provider-text-scrubber.js";
 import type { ProviderProcessResult } from "../provider-process.js";
 import { buildOpencodeArgs, OPENCODE_OWNED_FLAGS, opencodeConfigContent, opencodeSandboxEnv, opencodeToolName } from "./opencode-args.js";
+import { opencodeUserMcpServers } from "./opencode-user-servers.js";
 import type { OpencodeReportedError, OpencodeStreamSummary } from "./opencode-stream-parser.js";
 
 export interface OpencodeAdapterOptions {
@@ -37,11 +38,13 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Pro
         const args = buildOpencodeArgs(request);
         const { OpencodeStreamParser } = await import("./opencode-stream-parser.js");
         const resuming = request.providerSessionId !== null;
+        // A sandbox run gets Pedelec's MCP server only: the user's own servers may reach what the sandbox does not.
+        const serversOff = request.access === "sandbox" ? await opencodeUserMcpServers(request.env) : null;
         return {
           args,
           stdin: request.prompt,
           env: {
-            OPENCODE_CONFIG_CONTENT: opencodeConfigContent(request.toolServer, request.env.OPENCODE_CONFIG_CONTENT),
+            OPENCODE_CONFIG_CONTENT: opencodeConfigContent(request.toolServer, request.env.OPENCODE_CONFIG_CONTENT, serversOff),
             ...(request.access === "sandbox" ? opencodeSandboxEnv() : {}),
           },
           parser: new OpencodeStreamParser(),

@@ -72,7 +72,7 @@ describe("opencode sandbox permissions", () => {
 
 describe("the session's MCP server for opencode", () => {
   it("is added under mcp.pedelec as a local server, naming neither the thread nor its capability", () => {
-    expect(JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, undefined))).toEqual({
+    expect(JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, undefined, null))).toEqual({
       mcp: { pedelec: { type: "local", command: [TEST_TOOL_SERVER.command, "mcp"], enabled: true } },
     });
     expect(opencodeToolName("add_todo")).toBe("pedelec_add_todo");
@@ -80,14 +80,26 @@ describe("the session's MCP server for opencode", () => {
 
   it("keeps what the user's OPENCODE_CONFIG_CONTENT already says, their own MCP servers included", () => {
     const inherited = JSON.stringify({ model: "standin/x", mcp: { theirs: { type: "remote", url: "https://example.test" } } });
-    const merged = JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, inherited));
+    const merged = JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, inherited, null));
     expect(merged.model).toBe("standin/x");
     expect(Object.keys(merged.mcp)).toEqual(["theirs", "pedelec"]);
   });
 
+  it("switches off, for a sandbox run, the user's servers and every server the inherited value defines, keeping their entries", () => {
+    const inherited = JSON.stringify({ mcp: { theirs: { type: "remote", url: "https://example.test" }, odd: 5 } });
+    const merged = JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, inherited, ["github", "theirs", "dotted.name"]));
+    expect(merged.mcp).toEqual({
+      theirs: { type: "remote", url: "https://example.test", enabled: false },
+      odd: { enabled: false },
+      github: { enabled: false },
+      "dotted.name": { enabled: false },
+      pedelec: { type: "local", command: [TEST_TOOL_SERVER.command, "mcp"], enabled: true },
+    });
+  });
+
   it("goes alone where the inherited value is not a JSON object", () => {
     for (const inherited of ["not json", "[1]", "null"]) {
-      expect(Object.keys(JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, inherited)))).toEqual(["mcp"]);
+      expect(Object.keys(JSON.parse(opencodeConfigContent(TEST_TOOL_SERVER, inherited, null)))).toEqual(["mcp"]);
     }
   });
 });

@@ -47,9 +47,11 @@ export function opencodeToolName(toolName: string): string {
  * OPENCODE_CONFIG_CONTENT of a run: the configuration the user's environment already gives there (OpenCode merges it
  * over its configuration files), with the session's MCP server added under `mcp.pedelec`. OpenCode starts the server
  * with its own environment, where the thread and its capability are; the configuration names neither. Nothing is
- * written into the workspace.
+ * written into the workspace. `serversOff` names the user's own servers a sandbox run leaves out: each is switched
+ * off (`enabled: false`, which OpenCode merges into the server's entry wherever it is defined), and so is every server
+ * the inherited configuration itself defines.
  */
-export function opencodeConfigContent(toolServer: SessionToolServer, inherited: string | undefined): string {
+export function opencodeConfigContent(toolServer: SessionToolServer, inherited: string | undefined, serversOff: readonly string[] | null): string {
   let config: Record<string, unknown> = {};
   try {
     const parsed: unknown = inherited === undefined ? {} : JSON.parse(inherited);
@@ -57,7 +59,11 @@ export function opencodeConfigContent(toolServer: SessionToolServer, inherited: 
   } catch {
     // Not JSON: OpenCode would refuse it anyway; the run gets Pedelec's part alone.
   }
-  const mcp = typeof config.mcp === "object" && config.mcp !== null ? (config.mcp as Record<string, unknown>) : {};
+  let mcp = typeof config.mcp === "object" && config.mcp !== null ? (config.mcp as Record<string, unknown>) : {};
+  if (serversOff !== null) {
+    const off = (entry: unknown) => ({ ...(typeof entry === "object" && entry !== null ? entry : {}), enabled: false });
+    mcp = Object.fromEntries([...new Set([...Object.keys(mcp), ...serversOff])].map((name) => [name, off(mcp[name])]));
+  }
   const server = { type: "local", command: [toolServer.command, ...toolServer.args], enabled: true };
   return JSON.stringify({ ...config, mcp: { ...mcp, [SESSION_TOOL_SERVER_NAME]: server } });
 }
