@@ -45,7 +45,8 @@ const RUN_SCRIPT_INPUT_SCHEMA: Tool["inputSchema"] = {
  * The MCP server of one session: its page tools (name, description, argsSchema as inputSchema) and `run_script`. A call
  * goes the way `pedelec-cli tool-call` goes (Core validates the arguments, the page runs its handler); the result comes
  * back as JSON text and `structuredContent`, and a Pedelec error as an `isError` result carrying its code and remedy.
- * A call the client cancels stops waiting for Core.
+ * A call the client cancels (MCP cancellation, or the CLI's timeout) closes its own connection to Core, which settles
+ * the call as abandoned and tells the page's handler at once.
  */
 export function createSessionMcpServer(access: SessionToolAccess): Server {
   const server = new Server({ name: SESSION_TOOL_SERVER_NAME, version: CORE_VERSION }, { capabilities: { tools: {} } });

@@ -9,7 +9,7 @@ import { errorOf, firstPrompt, sessionIdOf, texts } from "../../testing/provider
 import { useStandInAdapter } from "../../testing/stand-in-adapter.js";
 import { discoverStandIn } from "../../testing/stand-in-discovery.js";
 import { createCodexAdapter } from "./codex-adapter.js";
-import { codexMcpFlags } from "./codex-args.js";
+import { CODEX_NO_SHELL_FLAGS, CODEX_SANDBOX_FLAGS, CODEX_SHELL_FLAGS, codexMcpFlags } from "./codex-args.js";
 import { replayingThenWaitingCli } from "../../testing/replaying-cli.js";
 
 const STAND_IN_DIRECTORY = fileURLToPath(new URL("../../../../../test/stand-ins/codex/", import.meta.url));
@@ -65,14 +65,10 @@ describe("codex adapter with the stand-in CLI", () => {
       "--skip-git-repo-check",
       "--cd",
       standIn.workspace,
-      "--sandbox",
-      "workspace-write",
-      "-c",
-      "sandbox_workspace_write.network_access=true",
-      "-c",
-      "features.shell_tool=false",
-      "-c",
-      "allow_login_shell=false",
+      // The flags' values are pinned in codex-args.test.ts; this checks they reach the CLI, in this order.
+      ...CODEX_SANDBOX_FLAGS,
+      ...CODEX_NO_SHELL_FLAGS,
+      ...CODEX_SHELL_FLAGS,
       ...codexMcpFlags(TOOL_SERVER),
       "-m",
       "gpt-5-codex",
