@@ -85,7 +85,10 @@ it("streams a 100 MiB upload and download through Core without holding the body 
     expect(lastByte).toBe(0x61);
     const growthMiB = (peak - before) / MiB;
     console.log(`peak RSS growth over a 100 MiB upload + download: ${growthMiB.toFixed(1)} MiB`);
-    expect(growthMiB).toBeLessThan(32);
+    // One copy of the body held anywhere (the upload's or the download's) is 100 MiB of live memory on top. The bound
+    // sits below that with room, and above the garbage V8 may leave uncollected during the transfer even after the
+    // warm-up (up to 54 MiB seen on Node 26; 1-8 MiB usually).
+    expect(growthMiB).toBeLessThan(80);
   } finally {
     page.close();
     await core.stop();

@@ -82,16 +82,21 @@ export class RotatingLogFile {
     // The next write opens a fresh file under the name.
   }
 
-  /** True when this process now holds the rotation lock; false when another does (it rotates instead). */
+  /**
+   * True when this process now holds the rotation lock; false when another does (it rotates instead). Only a stale
+   * lock is removed: a lock that vanished between the attempt and the look is tried again, never unlinked, since by
+   * then another process may have taken it anew, and removing that one would let two processes shift the files.
+   */
   #lock(): boolean {
-    for (let attempt = 0; attempt < 2; attempt += 1) {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         closeSync(openSync(this.#lockPath, "wx", 0o600));
         return true;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         const held = statSync(this.#lockPath, { throwIfNoEntry: false });
-        if (held !== undefined && Date.now() - held.mtimeMs < STALE_ROTATION_LOCK_MS) return false;
+        if (held === undefined) continue;
+        if (Date.now() - held.mtimeMs < STALE_ROTATION_LOCK_MS) return false;
         unlinkQuietly(this.#lockPath);
       }
     }
