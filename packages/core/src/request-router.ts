@@ -19,6 +19,7 @@ import type { CoreClientConnection } from "./core-connection.js";
 import type { SessionManager } from "./session-manager.js";
 import { AnswerThen, checkedPayload, reply } from "./request-reply.js";
 import { connectionClaimant } from "./connection-claimant.js";
+import { listWorkspaceEntries } from "./workspace-listing.js";
 
 type Payload<T extends CoreRequestType> = z.infer<(typeof coreRequestSchemas)[T]["payload"]>;
 type Result<T extends CoreRequestType> = z.input<(typeof coreRequestSchemas)[T]["result"]>;
@@ -117,6 +118,11 @@ export function createRequestRouter(context: RouterContext) {
     prepareAssetDownload: (payload, origin) =>
       startedAssets().prepareDownload(sessions.getForOrigin(payload.sessionId, origin), { path: payload.path }),
     listAssets: (payload, origin) => startedAssets().list(sessions.getForOrigin(payload.sessionId, origin)),
+    listWorkspaceEntries: async (payload, origin) => {
+      const session = sessions.getForOrigin(payload.sessionId, origin);
+      if (session.ended) throw new PedelecError("SESSION_ENDED", `session ${session.id} has ended`);
+      return { paths: await listWorkspaceEntries(session.setup.workspace.path, payload.kind, payload.path ?? null) };
+    },
     revokeFullAccess: async (payload, origin) => {
       context.fullAccess.revoke(origin, payload.revokedAt);
       return sessions.revokeFullAccess(origin);

@@ -59,6 +59,7 @@ export const ERROR_CODES = [
   "SESSION_STORE_FAILED",
   // workspace
   "WORKSPACE_PATH_INVALID",
+  "WORKSPACE_LIST_TOO_LARGE",
   "DISK_SPACE_LOW",
   // tools
   "TOOL_NOT_FOUND",

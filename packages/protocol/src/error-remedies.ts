@@ -83,6 +83,7 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
     "Fix the file the message names (free disk space, stop the other process, or move the file aside), then restart Core with `npx pedelec stop`.",
   // workspace
   WORKSPACE_PATH_INVALID: "Choose another folder, or leave `workspace` out to get a managed one.",
+  WORKSPACE_LIST_TOO_LARGE: "List a subfolder: pass its workspace-relative path to `listFiles(path)` or `listFolders(path)`.",
   DISK_SPACE_LOW:
     "Free space on the disk that holds the workspace, then try again; a user can lower the floor with `npx pedelec config set limits.minFreeDiskBytes <bytes>`.",
   // tools

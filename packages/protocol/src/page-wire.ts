@@ -71,6 +71,7 @@ const PAGE_ACCESS = {
   prepareAssetUpload: true,
   prepareAssetDownload: true,
   listAssets: true,
+  listWorkspaceEntries: true,
   cancelWorkspaceRun: true,
 } as const satisfies { readonly [T in SessionRequestType]: boolean | Readonly<Record<string, true>> };
 

@@ -15,6 +15,7 @@ import { THREAD_CAPABILITY_ENV, THREAD_CAPABILITY_PATTERN, THREAD_CAPABILITY_RUL
 import { wireErrorSchema } from "./wire-error.js";
 import { pendingToolCallSchema } from "./session-events.js";
 import { assetRequestSchemas } from "./assets.js";
+import { workspaceListingRequestSchemas } from "./workspace-listing.js";
 import { runIdSchema, scriptRunResultSchema, scriptRunSpecShape, withOneEntry } from "./script-run.js";
 import { skillsManifestSchema, toolManifestEntrySchema, toolNameSchema } from "./tool-schema.js";
 import { tokenUsageSchema } from "./token-usage.js";
@@ -170,6 +171,7 @@ export const sessionRequestSchemas = {
     result: scriptRunResultSchema,
   },
   ...assetRequestSchemas,
+  ...workspaceListingRequestSchemas,
   /** Stops a run started by runWorkspaceScript (its request then fails with DENO_CANCELLED). */
   cancelWorkspaceRun: {
     payload: z.strictObject({ sessionId: sessionIdSchema, runId: runIdSchema }),

@@ -161,6 +161,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
       path: info.workspace.path,
       managed: info.workspace.managed,
       run: (options: PedelecRunOptions) => this.#runs.run(options),
+      listFiles: (path?: string) => this.#listWorkspace("files", path),
+      listFolders: (path?: string) => this.#listWorkspace("folders", path),
     });
     this.#generation = init.generation;
     this.#contexts = new SessionEventContexts(info.sessionId, info.provider);
@@ -372,6 +374,15 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
    */
   listAssets(): Promise<AssetEntry[]> {
     return this.#assets.list();
+  }
+
+  /** `workspace.listFiles()` / `listFolders()`: the path is checked before anything is sent. */
+  async #listWorkspace(kind: "files" | "folders", path: string | undefined): Promise<string[]> {
+    if (this.#endedBy !== undefined) throw sessionEnded();
+    const payload = validateRequestPayload("listWorkspaceEntries", { sessionId: this.sessionId, kind, ...(path === undefined ? {} : { path }) });
+    await this.#ensureSubscribed();
+    const answer = await this.#bridge.request("listWorkspaceEntries", payload);
+    return answer.result.paths;
   }
 
   /**

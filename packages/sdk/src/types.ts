@@ -567,6 +567,31 @@ export interface PedelecWorkspace {
    * ```
    */
   run(options: PedelecRunOptions): Promise<PedelecRunResult>;
+  /**
+   * Every regular file in the workspace, or under its folder `path` (workspace-relative, `/`-separated), recursively:
+   * workspace-relative `/`-separated paths sorted by code point. Symlinks are neither listed nor followed (a `path`
+   * through one is refused); Pedelec's `.pedelec-runtime` and git's `.git` folders are not entered. Rejects with
+   * `INVALID_INPUT` (a `path` with a leading `/`, a backslash, an empty, `.` or `..` segment: checked before anything is sent),
+   * `WORKSPACE_PATH_INVALID` (no such folder, not a folder, through a symlink, unreadable), `WORKSPACE_LIST_TOO_LARGE`
+   * (more than 50,000 paths or 4 MiB of them: nothing is ever cut short; list a subfolder), `SESSION_ENDED`, or a
+   * transport error.
+   *
+   * @example
+   * ```ts
+   * const sources = await session.workspace.listFiles("src"); // ["src/index.ts", "src/lib/util.ts"]
+   * ```
+   */
+  listFiles(path?: string): Promise<string[]>;
+  /**
+   * Every folder in the workspace, or under its folder `path`, recursively, as `listFiles()` lists files (same order,
+   * rules and errors).
+   *
+   * @example
+   * ```ts
+   * const folders = await session.workspace.listFolders(); // ["docs", "src", "src/lib"]
+   * ```
+   */
+  listFolders(path?: string): Promise<string[]>;
 }
 
 /**

@@ -145,6 +145,11 @@ export class StandInCore {
       this.#openForOrigin(sessionId, origin);
       return { result: [] };
     },
+    // The kit keeps no files: its workspaces are empty (answer with kit.onRequest("listWorkspaceEntries", …) for others).
+    listWorkspaceEntries: ({ sessionId }, origin) => {
+      this.#openForOrigin(sessionId, origin);
+      return { result: { paths: [] } };
+    },
     prepareAssetUpload: ({ sessionId }, origin) => {
       this.#openForOrigin(sessionId, origin);
       throw new PedelecError(
