@@ -49,7 +49,7 @@ export function opencodeToolName(toolName: string): string {
  * with its own environment, where the thread and its capability are; the configuration names neither. Nothing is
  * written into the workspace. `serversOff` names the user's own servers a sandbox run leaves out: each is switched
  * off (`enabled: false`, which OpenCode merges into the server's entry wherever it is defined), and so is every server
- * the inherited configuration itself defines.
+ * the inherited configuration itself defines. `null` (a Full Access run) switches nothing off.
  */
 export function opencodeConfigContent(toolServer: SessionToolServer, inherited: string | undefined, serversOff: readonly string[] | null): string {
   let config: Record<string, unknown> = {};

@@ -3,6 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import stripJsonComments from "strip-json-comments";
 
+/** The names OpenCode reads a configuration file under, in a configuration folder. */
+const FOLDER_FILE_NAMES = ["config.json", "opencode.json", "opencode.jsonc"];
+
 /** A configuration file larger than this is not one a user wrote; OpenCode's own would not read it either. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
@@ -17,9 +20,9 @@ const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 export function opencodeUserConfigFiles(env: Record<string, string | undefined>): string[] {
   const home = env.HOME || os.homedir();
   const globalFolder = path.join(env.XDG_CONFIG_HOME || path.join(home, ".config"), "opencode");
-  const files = ["config.json", "opencode.json", "opencode.jsonc"].map((name) => path.join(globalFolder, name));
+  const files = FOLDER_FILE_NAMES.map((name) => path.join(globalFolder, name));
   const configFolder = env.OPENCODE_CONFIG_DIR;
-  if (configFolder) files.push(...["config.json", "opencode.json", "opencode.jsonc"].map((name) => path.join(configFolder, name)));
+  if (configFolder) files.push(...FOLDER_FILE_NAMES.map((name) => path.join(configFolder, name)));
   if (env.OPENCODE_CONFIG) files.push(env.OPENCODE_CONFIG);
   files.push(path.join(home, ".opencode", "opencode.json"), path.join(home, ".opencode", "opencode.jsonc"));
   return [...new Set(files)];
