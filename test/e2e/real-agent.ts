@@ -108,7 +108,11 @@ export interface RealAgentSession {
  */
 export async function openRealAgentSession(
   environment: RealAgentEnvironment,
-  { approve = false, access = "sandbox" }: { approve?: boolean; access?: "sandbox" | "full" } = {},
+  {
+    approve = false,
+    access = "sandbox",
+    create = {},
+  }: { approve?: boolean; access?: "sandbox" | "full" /** More createSession input (model, effort). */; create?: Record<string, unknown> } = {},
 ): Promise<RealAgentSession> {
   const page = await openSdkPage(environment.e2e);
   await installRecorder(page);
@@ -127,7 +131,7 @@ export async function openRealAgentSession(
   }, SLOW_TOOL);
   const created = attempt<{ sessionId: string; workspace: { path: string } }>(
     page,
-    `return await window.create({ provider: ${JSON.stringify(environment.cli)}, access: ${JSON.stringify(access)} });`,
+    `return await window.create(${JSON.stringify({ ...create, provider: environment.cli, access })});`,
   );
   if (approve) await answerApproval(environment.e2e.context, new URL(environment.e2e.server.url).origin, "approve");
   const result = await created;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ModelReply, ModelRequest, ModelServer } from "../model-servers/model-server-types.js";
 import { REAL_CLIS, type RealCli } from "../real-clis/real-clis.js";
 import { corePidOf, grantFullAccess, nativeHostPidsFor } from "./harness.js";
-import { logOf } from "./page-scripts.js";
+import { attempt, logOf } from "./page-scripts.js";
 import {
   addUsersOwnServer,
   killSessionProcesses,
@@ -28,6 +28,8 @@ interface CliTraits {
   reportsRetries: boolean;
   /** What the CLI answers the model's shell call in a sandbox session, which has no shell. */
   noShell: RegExp;
+  /** An explicit model and effort the CLI takes (the scripted server accepts any model), and an effort it lacks. */
+  explicit: { model: string; requestModel: string; effort: string; lacking: string; has: string[] };
 }
 
 /** What differs between the three CLIs, as the real ones behave. */
@@ -39,6 +41,8 @@ const CLI_TRAITS: Record<RealCli, CliTraits> = {
     passingFailure: { kind: "error", status: 529 },
     reportsRetries: true,
     noShell: /No such tool available: Bash/,
+    // Claude Code has every level; no level is lacking, so the lacking one is checked on another provider only.
+    explicit: { model: "claude-scripted-1", requestModel: "claude-scripted-1", effort: "max", lacking: "", has: [] },
   },
   // codex retries a 5xx answer silently, and prints "Reconnecting... n/m" for a stream cut off mid-way.
   codex: {
@@ -47,6 +51,7 @@ const CLI_TRAITS: Record<RealCli, CliTraits> = {
     passingFailure: { kind: "drop-mid-stream", deltas: ["Hel"] },
     reportsRetries: true,
     noShell: /unsupported call: exec_command/,
+    explicit: { model: "gpt-5.5", requestModel: "gpt-5.5", effort: "xhigh", lacking: "max", has: ["low", "medium", "high", "xhigh"] },
   },
   // OpenCode retries silently. It alone takes 7-20 s of a loaded 2-core machine to start, silent, before its first
   // request.
@@ -57,6 +62,9 @@ const CLI_TRAITS: Record<RealCli, CliTraits> = {
     passingFailure: { kind: "error", status: 429 },
     reportsRetries: false,
     noShell: /unavailable tool 'bash'/,
+    // The stand-in model's variants are low, medium and high (test/real-clis/cli-environment.ts), and they are what
+    // OpenCode has for it: Core asks OpenCode for them.
+    explicit: { model: "standin/standin-model", requestModel: "standin-model", effort: "medium", lacking: "xhigh", has: ["low", "medium", "high"] },
   },
 };
 
@@ -140,6 +148,27 @@ for (const cli of REAL_CLIS) {
       expect(calls.map((entry) => entry.activity.status)).toContain("completed");
       const title = native ? "add_todo" : `pedelec-cli --thread-id ${sessionId} tool-call add_todo`;
       expect(calls.every((entry) => entry.activity.title.includes(title))).toBe(true);
+      await page.close();
+    });
+
+    it("runs the model and the explicit effort the page names through the CLI's own setting, and refuses a level it lacks", async () => {
+      const { model, requestModel, effort, lacking, has } = traits.explicit;
+      const { page } = await openRealAgentSession(environment, { create: { model, effort } });
+      const named = await page.evaluate(() => {
+        const session = (window as any).session;
+        return { model: session.model, effort: session.effort, effortLevel: session.effortLevel ?? null };
+      });
+      expect(named).toEqual({ model, effort, effortLevel: null });
+      const before = server.requests.length;
+      server.script({ kind: "text", deltas: ["Done."] });
+      expect(await send(page, "Think hard")).toEqual({ ok: true });
+      // What the CLI made of it: the model request carries the model and the level in the wire format's own field.
+      const turn = server.requests.slice(before).filter((request) => request.purpose === "turn");
+      expect(turn[0]).toMatchObject({ model: requestModel, effort });
+      if (lacking !== "") {
+        const refused = await attempt(page, `return await window.create(${JSON.stringify({ provider: cli, model, effort: lacking })});`);
+        expect(refused).toMatchObject({ ok: false, code: "EFFORT_NOT_SUPPORTED", message: expect.stringContaining(`it has ${has.join(", ")}`) });
+      }
       await page.close();
     });
 

@@ -31,6 +31,10 @@ describe("parseAgentOptions", () => {
       maxToolRounds: 5,
     });
     expect(parseAgentOptions(base).maxToolRounds).toBe(DEFAULT_AGENT_MAX_TOOL_ROUNDS);
+    // Ollama's think levels pass through as they are.
+    expect(parseAgentOptions([...base, "--think", "high"]).think).toBe("high");
+    expect(parseAgentOptions([...base, "--think", "on"]).think).toBe(true);
+    expect(() => parseAgentOptions([...base, "--think", "max"])).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
   });
 
   it("refuses what it does not know, with the code that says why", () => {

@@ -3,10 +3,12 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { DEFAULT_AGENT_MAX_TOOL_ROUNDS } from "@pedelec/protocol/agent-wire";
 import { parseBaseUrl as parseEndpointBaseUrl } from "@pedelec/core/providers/ollama/ollama-endpoint";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { OLLAMA_THINK_LEVELS, type OllamaThinkLevel } from "@pedelec/protocol/agent-wire";
 
 export const AGENT_USAGE = `Usage:
   pedelec-agent run --workspace <absolute dir> --model <name> --base-url <url> [--conversation <id>]
-                    [--num-ctx <n>] [--temperature <x>] [--think on|off] [--max-tool-rounds <n>]
+                    [--num-ctx <n>] [--temperature <x>] [--think on|off|low|medium|high]
+                    [--max-tool-rounds <n>]
 The prompt is read from stdin; the endpoint's API key from $PEDELEC_OLLAMA_API_KEY.`;
 
 /** The pattern of a conversation id (the same as agent-wire's conversation-started), which keeps it a plain file name. */
@@ -32,7 +34,8 @@ export interface AgentOptions {
   conversationId?: string;
   numCtx?: number;
   temperature?: number;
-  think?: boolean;
+  /** Ollama's `think`: on or off, or a level for the models that take one (gpt-oss). */
+  think?: boolean | OllamaThinkLevel;
   maxToolRounds: number;
 }
 
@@ -76,10 +79,15 @@ export function parseAgentOptions(argv: readonly string[]): AgentOptions {
     options.temperature = temperature;
   }
   if (values.think !== undefined) {
-    if (values.think !== "on" && values.think !== "off") throw new PedelecError("INVALID_INPUT", "--think must be on or off");
-    options.think = values.think === "on";
+    options.think = parseThink(values.think);
   }
   return options;
+}
+
+function parseThink(value: string): boolean | OllamaThinkLevel {
+  if (value === "on" || value === "off") return value === "on";
+  if ((OLLAMA_THINK_LEVELS as readonly string[]).includes(value)) return value as OllamaThinkLevel;
+  throw new PedelecError("INVALID_INPUT", `--think must be on, off or one of ${OLLAMA_THINK_LEVELS.join(", ")}`);
 }
 
 /** The `--base-url` value, checked by the same rule Core applies to `ollama.baseUrl`; refused before any request. */

@@ -100,6 +100,9 @@ describe("pedelec-agent against an Ollama-compatible server", () => {
     const [request] = chatRequests();
     expect(request?.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(request?.body).toMatchObject({ model: "qwen3", stream: true, think: true, options: { num_ctx: 8192, temperature: 0.2 } });
+    // An explicit effort's level reaches Ollama as its think level.
+    expect((await runAgent(entry, { args: agentArgs(["--think", "medium"]), stdin: "reply: ok", env: agentEnv() })).code).toBe(0);
+    expect(chatRequests().at(-1)?.body.think).toBe("medium");
     expect(request?.body.messages.map((message: { role: string }) => message.role)).toEqual(["system", "user"]);
     expect(request?.body.messages[1]).toEqual({ role: "user", content: "reply: ok" });
     const toolNames = request?.body.tools.map((tool: { function: { name: string } }) => tool.function.name);

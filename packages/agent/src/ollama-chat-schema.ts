@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { OllamaThinkLevel } from "@pedelec/protocol/agent-wire";
 
 /**
  * The shapes of Ollama's native chat API (`POST /api/chat`), as much of them as the agent uses. Unknown fields pass:
@@ -76,5 +77,5 @@ export interface OllamaChatRequest {
   tools: OllamaToolDefinition[];
   stream: true;
   options?: { num_ctx?: number; temperature?: number };
-  think?: boolean;
+  think?: boolean | OllamaThinkLevel;
 }

@@ -461,6 +461,55 @@ describe("Core sessions", () => {
     page.close();
   });
 
+  it("runs an explicit model and effort in place of the effort profile, keeps them across a restart, and refuses what the CLI lacks", async () => {
+    // A configured profile that must not apply: the explicit effort takes its place.
+    await writeFile(
+      join(home, "settings.json"),
+      JSON.stringify({ defaultEffortLevel: "low", effortProfiles: { claude: { low: ["--effort", "low"] } } }),
+    );
+    core = await startCore(env);
+    const page = await CoreConnection.open(core.paths.socketPath);
+    const events = collectSessionEvents(page);
+    const info = await page.request("createSession", { provider: "claude", model: "opus", effort: "max" }, ORIGIN);
+    expect(info).toMatchObject({ provider: "claude", model: "opus", effort: "max", effortLevel: null });
+    await page.request("sendText", { sessionId: info.sessionId, turnId: "turn-1", text: "report-args" }, ORIGIN);
+    const argv = JSON.parse((await events.until("chat-completed")).text) as string[];
+    expect(argv.slice(argv.indexOf("--model"), argv.indexOf("--model") + 2)).toEqual(["--model", "opus"]);
+    expect(argv.filter((token) => token === "--effort")).toHaveLength(1);
+    expect(argv.slice(argv.indexOf("--effort"), argv.indexOf("--effort") + 2)).toEqual(["--effort", "max"]);
+    // A profile session still reports its level, and no explicit effort.
+    await expect(page.request("createSession", { provider: "claude", model: "opus" }, ORIGIN)).resolves.toMatchObject({
+      effortLevel: "low",
+      effort: null,
+    });
+
+    // The schema's rules: effort needs its model, replaces effortLevel, and is one of the five levels.
+    await expect(page.request("createSession", { provider: "claude", effort: "high" }, ORIGIN)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining("effort requires model"),
+    });
+    await expect(
+      page.request("createSession", { provider: "claude", model: "opus", effort: "high", effortLevel: "low" }, ORIGIN),
+    ).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining("effortLevel cannot be combined with effort"),
+    });
+    await expect(page.request("createSession", { provider: "claude", model: "opus", effort: "ultra" } as never, ORIGIN)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    page.close();
+    await core.stop();
+
+    core = await startCore(env);
+    const again = await CoreConnection.open(core.paths.socketPath);
+    await expect(again.request("resumeSession", { sessionId: info.sessionId }, ORIGIN)).resolves.toMatchObject({
+      model: "opus",
+      effort: "max",
+      effortLevel: null,
+    });
+    again.close();
+  });
+
   it("times a tool call out with TOOL_TIMEOUT", async () => {
     core = await startCore(env);
     const page = await CoreConnection.open(core.paths.socketPath);

@@ -178,11 +178,12 @@ export class SessionManager {
   }
 
   async #create(origin: string, input: CreateSessionInput, fullAccessAdmitted: boolean, settings: Settings): Promise<SessionInfo> {
-    const { provider, model, effortLevel, effortArgv, executablePath, providerOptions } = await chooseSessionSetup(input, settings, {
+    const { provider, model, effortLevel, effort, effortArgv, executablePath, providerOptions } = await chooseSessionSetup(input, settings, {
       origin,
       fullAccessAdmitted,
       providers: this.options.providers,
       locator: this.#locator,
+      env: this.options.env,
     });
     const store = this.#requireStore();
     const toolManifest: ToolManifestEntry[] = input.skills?.tools ?? [];
@@ -201,6 +202,7 @@ export class SessionManager {
       provider,
       model,
       effortLevel,
+      effort,
       effortArgv: [...effortArgv],
       access: input.access ?? "sandbox",
       autoEndOnDisconnect: input.autoEndOnDisconnect ?? true,
@@ -337,6 +339,7 @@ export class SessionManager {
       adapter,
       executablePath: record.executablePath,
       effortLevel: record.effortLevel,
+      effort: record.effort,
       effortArgv: record.effortArgv,
       model: record.model,
       guidance: record.guidance,

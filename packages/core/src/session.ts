@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { delimiter, join } from "node:path";
-import type { EffortLevel, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
+import type { EffortLevel, ExplicitEffort, JsonValue, ProviderCode, SessionStatus, TurnKind, AccessMode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { SessionDriver } from "@pedelec/protocol/session-driver";
 import { noTurnRunningError, sessionEndedError, sessionMachineState, type PublishedSessionEvent } from "@pedelec/protocol/session-machine";
@@ -48,8 +48,11 @@ export interface SessionSetup {
   provider: ProviderCode;
   adapter: ProviderAdapter;
   executablePath: string;
-  effortLevel: EffortLevel;
-  /** Snapshotted at creation; later edits to settings do not reach this session. */
+  /** The effort profile the session runs with; null when the page named an explicit `effort`. */
+  effortLevel: EffortLevel | null;
+  /** The explicit effort the page named with its model; null for a session on an effort profile. */
+  effort: ExplicitEffort | null;
+  /** The profile's or the explicit effort's argv, snapshotted at creation; later edits to settings do not reach it. */
   effortArgv: readonly string[];
   model: string | null;
   guidance: string;
@@ -189,6 +192,7 @@ export class Session {
       sessionId: setup.id,
       provider: setup.provider,
       effortLevel: setup.effortLevel,
+      effort: setup.effort,
       model: setup.model,
       sessionCreatedAt: this.createdAt,
       workspace: { path: setup.workspace.path, managed: setup.workspace.managed },

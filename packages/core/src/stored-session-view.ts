@@ -30,6 +30,7 @@ export function endedInfoOf(record: StoredSession): SessionInfo {
     sessionId: record.sessionId,
     provider: record.provider,
     effortLevel: record.effortLevel,
+    effort: record.effort,
     model: record.model,
     sessionCreatedAt: record.createdAt,
     status: "ended",

@@ -29,3 +29,10 @@ export const AGENT_API_KEY_ENV = "PEDELEC_OLLAMA_API_KEY";
 
 /** The most model requests one turn may make before it fails with AGENT_TOOL_ROUNDS_EXCEEDED. */
 export const DEFAULT_AGENT_MAX_TOOL_ROUNDS = 24;
+
+/**
+ * The levels Ollama's `think` takes besides on and off (for the models that have levels, such as gpt-oss), and so
+ * the explicit efforts the ollama provider has: `pedelec-agent run --think <level>`.
+ */
+export const OLLAMA_THINK_LEVELS = ["low", "medium", "high"] as const;
+export type OllamaThinkLevel = (typeof OLLAMA_THINK_LEVELS)[number];

@@ -45,6 +45,14 @@ export const effortLevelSchema = z.enum(EFFORT_LEVELS);
 export type EffortLevel = z.infer<typeof effortLevelSchema>;
 
 /**
+ * An explicit effort a page names with its model (`createSession({ provider, model, effort })`), in place of an effort
+ * profile: each provider maps it to its CLI's own knob and refuses a level the CLI has not (EFFORT_NOT_SUPPORTED).
+ */
+export const EXPLICIT_EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+export const explicitEffortSchema = z.enum(EXPLICIT_EFFORTS);
+export type ExplicitEffort = z.infer<typeof explicitEffortSchema>;
+
+/**
  * Session status machine: idle ⇄ running ⇄ waiting_tool_result, → error (recoverable), → ended (final). The transition
  * table is SESSION_TRANSITIONS (session-transitions.ts), driven by the session machine (session-machine.ts).
  */

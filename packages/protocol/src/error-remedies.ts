@@ -52,6 +52,7 @@ export const ERROR_REMEDIES: Readonly<Record<ErrorCode, string>> = {
     "Send your message again; if the model keeps not answering, check the agent's network or endpoint, or raise `modelResponseTimeoutSeconds` with `npx pedelec config set`.",
   EFFORT_PROFILE_INVALID:
     "Pick another effort level, or fix the profile with `npx pedelec config set effortProfiles.<provider>.<level> '<JSON array>'`.",
+  EFFORT_NOT_SUPPORTED: "Pick one of the levels the message names for this provider (`details.supported`), or leave out `effort`.",
   MODEL_REQUIRED: "Choose a model, or set a default with `npx pedelec config set defaultModels.ollama <model>`.",
   INVALID_INPUT: "Fix the call as the message says; the same input gets the same answer.",
   OLLAMA_API_KEY_REQUIRED:

@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   accessModeSchema,
   effortLevelSchema,
+  explicitEffortSchema,
   providerCodeSchema,
   sessionIdSchema,
   sessionStatusSchema,
@@ -29,6 +30,7 @@ export const createSessionInputSchema = z
     provider: providerCodeSchema.optional(),
     effortLevel: effortLevelSchema.optional(),
     model: z.string().min(1).max(200).optional(),
+    effort: explicitEffortSchema.optional(),
     skills: skillsManifestSchema.optional(),
     workspace: z.strictObject({ path: z.string().min(1).max(4096) }).optional(),
     access: accessModeSchema.optional(),
@@ -37,6 +39,11 @@ export const createSessionInputSchema = z
   .refine((input) => input.model === undefined || input.provider !== undefined, {
     message: "model needs an explicit provider",
     path: ["model"],
+  })
+  .refine((input) => input.effort === undefined || input.model !== undefined, { message: "effort requires model", path: ["effort"] })
+  .refine((input) => input.effort === undefined || input.effortLevel === undefined, {
+    message: "effortLevel cannot be combined with effort: an effort profile and an explicit effort both set the provider's effort",
+    path: ["effortLevel"],
   });
 export type CreateSessionInput = z.infer<typeof createSessionInputSchema>;
 
@@ -44,7 +51,13 @@ export type CreateSessionInput = z.infer<typeof createSessionInputSchema>;
 export const sessionInfoSchema = z.object({
   sessionId: sessionIdSchema,
   provider: providerCodeSchema,
-  effortLevel: effortLevelSchema,
+  /** The effort profile the session runs with; null when it runs with an explicit `effort` instead. */
+  effortLevel: effortLevelSchema.nullable(),
+  /**
+   * The explicit effort Core applied, null for a session on an effort profile. Absent from a Core older than explicit
+   * effort: a page that asked for one refuses such a Core (PROTOCOL_VERSION_MISMATCH), since it did not apply it.
+   */
+  effort: explicitEffortSchema.nullable().optional(),
   model: z.string().nullable(),
   sessionCreatedAt: z.string(),
   status: sessionStatusSchema,

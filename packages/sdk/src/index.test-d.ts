@@ -99,6 +99,15 @@ describe("createSession", () => {
     void pedelec.createSession({ provider: "gpt" });
     void pedelec.createSession({ provider: "codex", model: "gpt-5", effortLevel: "low", access: "sandbox" });
     void pedelec.createSession({ effortLevel: "high", workspace: { path: "/work/app" }, autoEndOnDisconnect: false });
+    void pedelec.createSession({ provider: "codex", model: "gpt-5.5", effort: "xhigh" });
+    // @ts-expect-error -- effort requires a model
+    void pedelec.createSession({ provider: "claude", effort: "max" });
+    // @ts-expect-error -- and a provider
+    void pedelec.createSession({ model: "opus", effort: "max" });
+    // @ts-expect-error -- effortLevel cannot be combined with effort
+    void pedelec.createSession({ provider: "claude", model: "opus", effort: "max", effortLevel: "low" });
+    // @ts-expect-error -- not an effort level
+    void pedelec.createSession({ provider: "claude", model: "opus", effort: "ultra" });
   });
 });
 

@@ -25,6 +25,7 @@ export type {
   CreateSessionOptions,
   CreateSessionRequestOptions,
   EffortLevel,
+  ExplicitEffort,
   JsonSchemaToolDefinition,
   JsonValue,
   PedelecAvailability,

@@ -1,4 +1,4 @@
-import type { EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
+import type { EffortLevel, ExplicitEffort, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { PageRequestPayload, PageRequestResult } from "@pedelec/protocol/page-wire";
 import type { SessionInfo, ToolResultOutcome } from "@pedelec/protocol/requests";
@@ -83,8 +83,10 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   readonly sessionId: string;
   /** The agent backend the session runs on. */
   readonly provider: ProviderCode;
-  /** The effort profile snapshotted at creation. */
-  readonly effortLevel: EffortLevel;
+  /** The effort profile snapshotted at creation; undefined for a session created with an explicit `effort`. */
+  readonly effortLevel: EffortLevel | undefined;
+  /** The explicit effort the session was created with (its provider's own knob); undefined on an effort profile. */
+  readonly effort: ExplicitEffort | undefined;
   /** The model the session uses, when one was chosen. */
   readonly model: string | undefined;
   /** ISO 8601 time Core created the session. */
@@ -140,7 +142,8 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     const { info } = init;
     this.sessionId = info.sessionId;
     this.provider = info.provider;
-    this.effortLevel = info.effortLevel;
+    this.effortLevel = info.effortLevel ?? undefined;
+    this.effort = info.effort ?? undefined;
     this.model = info.model ?? undefined;
     this.sessionCreatedAt = info.sessionCreatedAt;
     this.#bridge = init.bridge;

@@ -145,6 +145,46 @@ describe("Pedelec", () => {
     expect(session.getStatus()).toBe("idle");
   });
 
+  it("sends an explicit model and effort and keeps the session only when Core confirms them", async () => {
+    const extension = new FakeExtension().install();
+    extension.handle("createSession", () => sessionInfo({ provider: "codex", model: "gpt-5.5", effortLevel: null, effort: "xhigh" }));
+    const session = await new Pedelec().createSession({ provider: "codex", model: "gpt-5.5", effort: "xhigh" });
+    expect(extension.requestsOf("createSession")[0]?.payload).toEqual({ provider: "codex", model: "gpt-5.5", effort: "xhigh" });
+    expect(session).toMatchObject({ model: "gpt-5.5", effort: "xhigh", effortLevel: undefined });
+  });
+
+  it("refuses and ends a session whose Core did not confirm the explicit effort it was asked for", async () => {
+    const extension = new FakeExtension().install();
+    // What a Core that ignored the effort would answer: its default profile, no explicit effort.
+    extension.handle("createSession", () => {
+      const { effort: _effort, ...older } = sessionInfo({ provider: "claude", model: "opus", effortLevel: "medium" });
+      return older;
+    });
+    extension.handle("endSession", () => ({}));
+    const error = await errorOf(new Pedelec().createSession({ provider: "claude", model: "opus", effort: "max" }));
+    expect(error).toMatchObject({
+      code: "PROTOCOL_VERSION_MISMATCH",
+      details: { part: "core", asked: { model: "opus", effort: "max" }, applied: { model: "opus", effort: null, effortLevel: "medium" } },
+    });
+    await vi.waitFor(() => expect(extension.requestsOf("endSession").map((request) => request.payload)).toEqual([{ sessionId: "session-0001" }]));
+    // Another model than the one asked for is no confirmation either.
+    extension.handle("createSession", () => sessionInfo({ provider: "claude", model: "sonnet", effortLevel: null, effort: "max" }));
+    expect((await errorOf(new Pedelec().createSession({ provider: "claude", model: "opus", effort: "max" }))).code).toBe("PROTOCOL_VERSION_MISMATCH");
+  });
+
+  it("refuses an effort without a model, or with an effortLevel, without a round trip", async () => {
+    const extension = new FakeExtension().install();
+    const pedelec = new Pedelec();
+    const untyped = pedelec.createSession.bind(pedelec) as (input?: unknown) => Promise<unknown>;
+    const create = (input: unknown) => errorOf(untyped(input));
+    expect((await create({ provider: "claude", effort: "high" })).details).toMatchObject({
+      issues: [expect.objectContaining({ path: ["effort"], message: "effort requires model" })],
+    });
+    expect((await create({ provider: "claude", model: "opus", effort: "high", effortLevel: "low" })).code).toBe("INVALID_INPUT");
+    expect((await create({ provider: "claude", model: "opus", effort: "ultra" })).code).toBe("INVALID_INPUT");
+    expect(extension.requestsOf("createSession")).toEqual([]);
+  });
+
   it("maps a null model to undefined", async () => {
     new FakeExtension().install();
     const session = await new Pedelec().createSession();

@@ -1,7 +1,8 @@
 import { DEFAULT_EXTENSION_ID } from "@pedelec/protocol/extension-id";
 import type { PageRequestPayload, PageRequestResult, PageRequestType } from "@pedelec/protocol/page-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import type { SessionInfo } from "@pedelec/protocol/requests";
+import { PROTOCOL_VERSION } from "@pedelec/protocol/protocol-version";
+import type { CreateSessionInput, SessionInfo } from "@pedelec/protocol/requests";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import { abortError, checkSignal, untilAborted } from "./abort.js";
 import { Bridge, type BridgeAnswer } from "./bridge.js";
@@ -83,6 +84,11 @@ export class Pedelec {
     const aborted = (): PedelecError => requestAborted(signal!, "createSession");
     if (signal?.aborted) throw aborted();
     const answer = await untilAborted(this.#bridge.request("createSession", prepared.payload), signal, aborted, (late) => this.#endAbandoned(late));
+    const unconfirmed = unconfirmedExplicitSetup(prepared.payload, answer.result);
+    if (unconfirmed !== undefined) {
+      this.#endAbandoned(answer);
+      throw unconfirmed;
+    }
     return new PedelecSession<ToolNameOf<TTools>, ToolArgsMap<TTools>>({
       info: answer.result,
       generation: answer.generation,
@@ -278,6 +284,25 @@ export class Pedelec {
       // Best effort: with autoEndOnDisconnect the extension ends it anyway when this page goes.
     });
   }
+}
+
+/**
+ * A page that names an explicit effort gets a session only from a Core that says it applied it, and the model with it:
+ * one that answers without them did not (PROTOCOL_VERSION_MISMATCH, naming Core as the part to update).
+ */
+function unconfirmedExplicitSetup(asked: Pick<CreateSessionInput, "model" | "effort">, applied: SessionInfo): PedelecError | undefined {
+  if (asked.effort === undefined) return undefined;
+  if (applied.effort === asked.effort && applied.model === asked.model && applied.effortLevel === null) return undefined;
+  return new PedelecError(
+    "PROTOCOL_VERSION_MISMATCH",
+    `Pedelec Desktop did not confirm the explicit model and effort (${asked.model}, ${asked.effort}) this page asked for; update it`,
+    {
+      part: "core",
+      expected: PROTOCOL_VERSION,
+      asked: { model: asked.model, effort: asked.effort },
+      applied: { model: applied.model, effort: applied.effort ?? null, effortLevel: applied.effortLevel },
+    },
+  );
 }
 
 interface AvailabilityParts {

@@ -1,6 +1,7 @@
 import type {
   AccessMode as ProtocolAccessMode,
   EffortLevel as ProtocolEffortLevel,
+  ExplicitEffort as ProtocolExplicitEffort,
   JsonValue as ProtocolJsonValue,
   ProviderCode as ProtocolProviderCode,
   SessionStatus as ProtocolSessionStatus,
@@ -40,6 +41,18 @@ export type ProviderCode = ProtocolProviderCode;
  * ```
  */
 export type EffortLevel = ProtocolEffortLevel;
+
+/**
+ * An explicit effort, named with a model in place of an effort profile: `"low" | "medium" | "high" | "xhigh" | "max"`.
+ * Each provider maps it to its CLI's own setting (Claude Code `--effort`, Codex `model_reasoning_effort`, OpenCode
+ * `--variant`, Ollama `think`); a level the CLI lacks is `EFFORT_NOT_SUPPORTED` with the levels it has.
+ *
+ * @example
+ * ```ts
+ * const effort: ExplicitEffort = "xhigh";
+ * ```
+ */
+export type ExplicitEffort = ProtocolExplicitEffort;
 
 /**
  * A session's status: `idle ⇄ running ⇄ waiting_tool_result`, `error` (recoverable), `ended` (final).
@@ -386,7 +399,10 @@ export interface SessionSkills<TTools extends readonly ToolDefinition[] = readon
 
 /** The fields of `createSession()` that do not depend on the provider choice. */
 export interface CreateSessionCommonOptions<TTools extends readonly ToolDefinition[] = readonly ToolDefinition[]> {
-  /** Which of the provider's three effort profiles to use (default: the Desktop's default effort level). */
+  /**
+   * Which of the provider's three effort profiles to use (default: the Desktop's default effort level); or name a
+   * `model` and an explicit `effort` instead.
+   */
   effortLevel?: EffortLevel;
   /** Guidance and frontend tools for the agent. */
   skills?: SessionSkills<TTools>;
@@ -402,12 +418,14 @@ export interface CreateSessionCommonOptions<TTools extends readonly ToolDefiniti
 }
 
 /**
- * Input of `pedelec.createSession()`. A `model` needs an explicit `provider` (a type error otherwise).
+ * Input of `pedelec.createSession()`. A `model` needs an explicit `provider`, and an `effort` a `model`, in place of
+ * `effortLevel` (type errors otherwise).
  *
  * @example
  * ```ts
  * const withDefaults: CreateSessionOptions = {};
  * const explicit: CreateSessionOptions = { provider: "claude", effortLevel: "high", model: "sonnet" };
+ * const explicitEffort: CreateSessionOptions = { provider: "codex", model: "gpt-5.1-codex-max", effort: "xhigh" };
  * ```
  */
 export type CreateSessionOptions<TTools extends readonly ToolDefinition[] = readonly ToolDefinition[]> =
@@ -416,12 +434,26 @@ export type CreateSessionOptions<TTools extends readonly ToolDefinition[] = read
       provider: ProviderCode;
       /** A model name understood by the provider (default: the Desktop's default model for it). */
       model?: CreateSessionInput["model"];
+      /** Needs a `model`. */
+      effort?: undefined;
+    })
+  | (Omit<CreateSessionCommonOptions<TTools>, "effortLevel"> & {
+      /** The agent backend whose own effort setting `effort` sets. */
+      provider: ProviderCode;
+      /** The model the explicit effort is for. */
+      model: NonNullable<CreateSessionInput["model"]>;
+      /** The provider's own effort setting, in place of an effort profile (so `effortLevel` is not allowed with it). */
+      effort: ExplicitEffort;
+      /** Not allowed with `effort`. */
+      effortLevel?: undefined;
     })
   | (CreateSessionCommonOptions<TTools> & {
       /** Omitted: the Desktop's default provider. */
       provider?: undefined;
       /** Not allowed without an explicit provider. */
       model?: undefined;
+      /** Not allowed without an explicit provider and model. */
+      effort?: undefined;
     });
 
 /** The tool names declared in a `tools` tuple, e.g. `"add_todo" | "remove_todo"`. */

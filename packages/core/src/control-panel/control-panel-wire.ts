@@ -16,6 +16,7 @@ export const panelSessionSchema = sessionInfoSchema
     sessionId: true,
     provider: true,
     effortLevel: true,
+    effort: true,
     model: true,
     sessionCreatedAt: true,
     status: true,

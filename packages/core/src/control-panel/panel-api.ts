@@ -71,6 +71,7 @@ export function createPanelApi(context: PanelApiContext): PanelApiHandler {
               sessionId: info.sessionId,
               provider: info.provider,
               effortLevel: info.effortLevel,
+              effort: info.effort ?? null,
               model: info.model,
               sessionCreatedAt: info.sessionCreatedAt,
               status: info.status,

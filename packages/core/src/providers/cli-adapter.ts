@@ -1,7 +1,7 @@
 import { PROVIDER_NAMES, type EffortLevel, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { validateEffortArgv } from "../effort-profile.js";
-import type { ProviderAdapter, ProviderCapabilities, ProviderDiscovery, ProviderTurnRequest } from "./provider-adapter.js";
+import type { ExplicitEffortKnob, ProviderAdapter, ProviderCapabilities, ProviderDiscovery, ProviderTurnRequest } from "./provider-adapter.js";
 import { runCliTurn, type CliRunOptions, type CliTurnPlan } from "./cli-runner.js";
 import { probeVersion } from "./provider-discovery.js";
 
@@ -17,6 +17,8 @@ export interface CliProviderDefinition<TSummary> {
   /** See ProviderAdapter.nativeToolName: the CLI's name for a tool of the session's MCP server, when it registers one. */
   nativeToolName?(toolName: string): string;
   defaultEffortProfiles(): Record<EffortLevel, string[]>;
+  /** See ProviderAdapter.explicitEffort: absent when the CLI has no effort setting. */
+  explicitEffort?: ExplicitEffortKnob;
   /**
    * Flags the adapter sets itself (working directory, sandbox and permissions, output format, resume, prompt, model):
    * an effort profile may not carry them. Matched on the flag name before any `=`.
@@ -46,6 +48,7 @@ export function defineCliAdapter<TSummary>(definition: CliProviderDefinition<TSu
     capabilities: definition.capabilities,
     ...(definition.nativeToolName ? { nativeToolName: definition.nativeToolName } : {}),
     defaultEffortProfiles: () => definition.defaultEffortProfiles(),
+    ...(definition.explicitEffort ? { explicitEffort: definition.explicitEffort } : {}),
     validateEffortArgv: (tokens, where) => validateEffortArgv(tokens, where, definition),
     discover: (executablePath, signal, env) => (definition.discover ?? probeVersion)(executablePath, signal, env),
     runTurn: async (request, onEvent) => {

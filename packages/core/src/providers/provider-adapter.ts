@@ -1,4 +1,4 @@
-import type { AccessMode, EffortLevel, ProviderCode } from "@pedelec/protocol/domain";
+import type { AccessMode, EffortLevel, ExplicitEffort, ProviderCode } from "@pedelec/protocol/domain";
 import type { Activity } from "@pedelec/protocol/session-events";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
@@ -110,6 +110,24 @@ export type ProviderTurnOutcome =
       conversationLost?: boolean;
     };
 
+/** How a CLI is given an explicit effort level. */
+export interface ExplicitEffortKnob {
+  /** The levels the CLI has, in EXPLICIT_EFFORTS order; any other is EFFORT_NOT_SUPPORTED naming these. */
+  readonly levels: readonly ExplicitEffort[];
+  /** The argv that sets one of `levels`; checked like an effort profile. */
+  argv(effort: ExplicitEffort): string[];
+  /**
+   * Where the levels also depend on the model (OpenCode's variants are the model's own): those of `levels` the
+   * session's model has, asked at createSession within `signal`. Throws a coded error when the CLI cannot say.
+   */
+  modelLevels?(request: {
+    executablePath: string;
+    model: string;
+    env: Record<string, string>;
+    signal: AbortSignal;
+  }): Promise<readonly ExplicitEffort[]>;
+}
+
 export interface ProviderAdapter {
   readonly code: ProviderCode;
   /** How the provider is called in messages: its PROVIDER_NAMES entry (a stand-in in a test may call itself otherwise). */
@@ -130,6 +148,11 @@ export interface ProviderAdapter {
   nativeToolName?(toolName: string): string;
   /** Effort profiles a fresh install starts with. */
   defaultEffortProfiles(): Record<EffortLevel, string[]>;
+  /**
+   * The CLI's own effort setting, for a page that names an explicit `effort` with its model. Absent: the CLI has none
+   * (its model names carry the effort), and every explicit effort is EFFORT_NOT_SUPPORTED.
+   */
+  readonly explicitEffort?: ExplicitEffortKnob;
   /**
    * Checks an effort profile against this provider's own flags (those its adapter sets are refused, its effort knob
    * is allowed); EFFORT_PROFILE_INVALID otherwise. Returns the frozen tokens to snapshot.

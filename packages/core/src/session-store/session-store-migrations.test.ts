@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { storedSession } from "./testing/stored-session.js";
 import { SESSION_STORE_APPLICATION_ID, SESSION_STORE_MIGRATIONS, SESSION_STORE_SCHEMA_VERSION } from "./session-store-migrations.js";
 import { SessionStore } from "./session-store.js";
 import { openSqliteDatabase, type SqliteDatabase } from "./sqlite-database.js";
@@ -70,7 +71,7 @@ describe("session store migrations", () => {
     expect(SESSION_STORE_MIGRATIONS.map((migration) => migration.version)).toEqual(
       Array.from({ length: SESSION_STORE_SCHEMA_VERSION }, (_, index) => index + 1),
     );
-    expect(SESSION_STORE_SCHEMA_VERSION).toBe(3);
+    expect(SESSION_STORE_SCHEMA_VERSION).toBe(4);
   });
 
   it("brings a version 1 file up to date and keeps its sessions and events", () => {
@@ -83,6 +84,7 @@ describe("session store migrations", () => {
         provider: "codex",
         model: null,
         effortLevel: "medium",
+        effort: null,
         effortArgv: ["-c", "x=1"],
         access: "sandbox",
         autoEndOnDisconnect: true,
@@ -107,10 +109,16 @@ describe("session store migrations", () => {
       // And those version 3 added.
       store.updateSession("session-from-v1", { usage: { inputTokens: 900, outputTokens: 12 } });
       expect(store.get("session-from-v1")?.usage).toEqual({ inputTokens: 900, outputTokens: 12 });
+      // And version 4's: a session with an explicit effort beside the profile session from version 1.
+      store.insertSession(
+        storedSession("session-explicit", { effortLevel: null, effort: "xhigh", effortArgv: ["-c", "model_reasoning_effort=xhigh"] }),
+      );
+      expect(store.get("session-explicit")).toMatchObject({ effortLevel: null, effort: "xhigh" });
+      expect(store.get("session-from-v1")).toMatchObject({ effortLevel: "medium", effort: null });
     } finally {
       store.close();
     }
-    expect(schemaVersion()).toBe(3);
+    expect(schemaVersion()).toBe(4);
   });
 
   it("sets up an empty file, in WAL mode and marked as Pedelec's", async () => {
@@ -125,17 +133,17 @@ describe("session store migrations", () => {
 
   it("refuses a file written by a newer Pedelec and leaves it byte for byte as it was", async () => {
     withRawFile((database) => {
-      database.exec(`PRAGMA application_id = ${SESSION_STORE_APPLICATION_ID}; CREATE TABLE sessions (anything TEXT); PRAGMA user_version = 4;`);
+      database.exec(`PRAGMA application_id = ${SESSION_STORE_APPLICATION_ID}; CREATE TABLE sessions (anything TEXT); PRAGMA user_version = 5;`);
     });
     const before = await readFile(file);
     expect(() => SessionStore.open(file)).toThrow(
       expect.objectContaining({
         code: "SESSION_STORE_FAILED",
-        message: `session store ${file} was written by a newer Pedelec (schema version 4; this one knows up to 3); it was left as it is`,
+        message: `session store ${file} was written by a newer Pedelec (schema version 5; this one knows up to 4); it was left as it is`,
       }),
     );
     expect((await readFile(file)).equals(before)).toBe(true);
-    expect(schemaVersion()).toBe(4);
+    expect(schemaVersion()).toBe(5);
   });
 
   it("refuses a database that belongs to another program and leaves it alone", async () => {

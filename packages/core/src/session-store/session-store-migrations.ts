@@ -83,6 +83,14 @@ export const SESSION_STORE_MIGRATIONS: readonly SessionStoreMigration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    summary: "explicit effort",
+    apply(database) {
+      // effort_level then holds an explicit effort's level instead of an effort profile's; every earlier row is a profile's.
+      database.exec("ALTER TABLE sessions ADD COLUMN effort_explicit INTEGER NOT NULL DEFAULT 0;");
+    },
+  },
 ];
 
 /** The version a file is at once every step has run. */

@@ -48,9 +48,10 @@ describe("SessionStore: sessions", () => {
     const live = storedSession("session-live-1");
     const ended = storedSession("session-ended-1", {
       provider: "ollama",
-      model: null,
-      effortLevel: "low",
-      effortArgv: [],
+      model: "gpt-oss:20b",
+      effortLevel: null,
+      effort: "medium",
+      effortArgv: ["--think", "medium"],
       access: "sandbox",
       autoEndOnDisconnect: true,
       workspace: { path: "/home/someone/.pedelec/workspaces/session-ended-1", managed: true },

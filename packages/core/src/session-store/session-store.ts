@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import type { AccessMode, EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
+import type { AccessMode, EffortLevel, ExplicitEffort, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { SessionEventEnvelope } from "@pedelec/protocol/session-events";
 import type { TokenUsage } from "@pedelec/protocol/token-usage";
@@ -15,8 +15,11 @@ export interface StoredSession {
   origin: string;
   provider: ProviderCode;
   model: string | null;
-  effortLevel: EffortLevel;
-  /** The effort profile's argv as it was snapshotted when the session was created. */
+  /** The effort profile the session runs with; null when it runs with an explicit effort. Exactly one is set. */
+  effortLevel: EffortLevel | null;
+  /** The explicit effort the page named with its model; null for a session on an effort profile. */
+  effort: ExplicitEffort | null;
+  /** The effort profile's (or explicit effort's) argv as it was snapshotted when the session was created. */
   effortArgv: string[];
   access: AccessMode;
   autoEndOnDisconnect: boolean;
@@ -65,7 +68,9 @@ const FIELD_COLUMNS = {
   origin: (value) => ({ origin: value }),
   provider: (value) => ({ provider: value }),
   model: (value) => ({ model: value }),
-  effortLevel: (value) => ({ effort_level: value }),
+  // One column holds the level, and effort_explicit says whose: a profile's (0) or an explicit effort's (1).
+  effortLevel: (value): ColumnValues => (value === null ? {} : { effort_level: value, effort_explicit: 0 }),
+  effort: (value): ColumnValues => (value === null ? {} : { effort_level: value, effort_explicit: 1 }),
   effortArgv: (value) => ({ effort_argv: JSON.stringify(value) }),
   access: (value) => ({ access: value }),
   autoEndOnDisconnect: (value) => ({ auto_end_on_disconnect: value ? 1 : 0 }),
@@ -95,6 +100,8 @@ interface SessionRow {
   provider: string;
   model: string | null;
   effort_level: string;
+  /** 1: effort_level is an explicit effort, 0: an effort profile's level. */
+  effort_explicit: number;
   access: string;
   auto_end_on_disconnect: number;
   workspace_path: string;
@@ -150,7 +157,8 @@ function sessionOf(row: SessionRow): StoredSession {
     origin: row.origin,
     provider: row.provider as ProviderCode,
     model: row.model,
-    effortLevel: row.effort_level as EffortLevel,
+    effortLevel: row.effort_explicit === 1 ? null : (row.effort_level as EffortLevel),
+    effort: row.effort_explicit === 1 ? (row.effort_level as ExplicitEffort) : null,
     effortArgv: JSON.parse(row.effort_argv) as string[],
     access: row.access as AccessMode,
     autoEndOnDisconnect: row.auto_end_on_disconnect === 1,

@@ -17,6 +17,7 @@ export function scriptedSessionSetup(adapter: ProviderAdapter, published: Sessio
     adapter,
     executablePath: "/bin/true",
     effortLevel: "medium",
+    effort: null,
     effortArgv: [],
     model: null,
     guidance,

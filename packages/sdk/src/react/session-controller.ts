@@ -221,6 +221,7 @@ export function sessionKey(options: UsePedelecSessionOptions | undefined): strin
     options?.provider ?? null,
     options?.model ?? null,
     options?.effortLevel ?? null,
+    options?.effort ?? null,
     options?.access ?? null,
     options?.workspace?.path ?? null,
     options?.autoEndOnDisconnect ?? null,

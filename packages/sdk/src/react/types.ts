@@ -63,7 +63,7 @@ export type SendOutcome =
  * Options of `usePedelecSession()`: the `createSession()` input plus what the hook itself needs.
  *
  * The session is created from the options of the render that starts it. It is ended and created again when one of
- * these changes (compared by value): `provider`, `model`, `effortLevel`, `access`, `workspace.path`,
+ * these changes (compared by value): `provider`, `model`, `effortLevel`, `effort`, `access`, `workspace.path`,
  * `autoEndOnDisconnect`, `enabled`, and the `PedelecProvider`'s client. `skills` (guidance and tools) are read once,
  * at creation, because a new session is a new conversation: change the component's `key` to start over with other
  * skills. Tool handlers given in `skills.tools` are an exception: each call runs the handler of the latest render.

@@ -2,6 +2,7 @@
 // them for their origin only, and serves the session requests a page's extension forwards.
 import { PROVIDER_CODES, PROVIDER_NAMES, PROVIDER_REQUIRES_MODEL, type ProviderCode } from "@pedelec/protocol/domain";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
+import { effortNotSupported, PROVIDER_EXPLICIT_EFFORTS } from "@pedelec/protocol/explicit-effort";
 import {
   isPageRequestType,
   type ExtensionRequestType,
@@ -207,6 +208,9 @@ export class StandInCore {
     if (input.access === "full" && !fullAccess) {
       throw new PedelecError("FULL_ACCESS_NOT_GRANTED", `Full Access is not granted to ${origin}`);
     }
+    if (input.effort !== undefined && !PROVIDER_EXPLICIT_EFFORTS[provider].includes(input.effort)) {
+      throw effortNotSupported(provider, input.effort, PROVIDER_EXPLICIT_EFFORTS[provider]);
+    }
     const problem = this.#providerProblem(provider);
     if (problem !== null) {
       throw new PedelecError(input.provider === undefined ? "DEFAULT_PROVIDER_UNAVAILABLE" : "PROVIDER_UNAVAILABLE", problem, {
@@ -223,7 +227,9 @@ export class StandInCore {
       sessionId,
       origin,
       provider,
-      effortLevel: input.effortLevel ?? settings.defaultEffortLevel,
+      // Core's rule: an explicit effort takes the place of the effort profile.
+      effortLevel: input.effort === undefined ? (input.effortLevel ?? settings.defaultEffortLevel) : null,
+      effort: input.effort ?? null,
       model,
       workspace:
         input.workspace === undefined

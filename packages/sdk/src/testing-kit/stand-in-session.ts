@@ -2,7 +2,7 @@
 // session machine (@pedelec/protocol/session-machine), which owns the status, the event sequence, the active turn
 // and the tool calls of that turn with their claims. This shell runs the scripted agent, the kit's timers and the
 // joining of deltas. Every event is checked against the protocol's envelope schema before it takes a seq.
-import type { AccessMode, EffortLevel, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
+import type { AccessMode, EffortLevel, ExplicitEffort, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { SessionDriver } from "@pedelec/protocol/session-driver";
@@ -31,7 +31,8 @@ export interface StandInSessionSetup {
   sessionId: string;
   origin: string;
   provider: ProviderCode;
-  effortLevel: EffortLevel;
+  effortLevel: EffortLevel | null;
+  effort: ExplicitEffort | null;
   model: string | null;
   workspace: { path: string; managed: boolean };
   access: AccessMode;
@@ -128,6 +129,7 @@ export class StandInSession implements TurnDriver {
       sessionId: setup.sessionId,
       provider: setup.provider,
       effortLevel: setup.effortLevel,
+      effort: setup.effort,
       model: setup.model,
       sessionCreatedAt: this.createdAt,
       workspace: { ...setup.workspace },

@@ -555,6 +555,14 @@ describe("approval, providers and settings", () => {
     expect(await kit.pedelec.getSettings()).toEqual({ defaultProvider: "opencode", defaultEffortLevel: "high", defaultModels: { opencode: "big" } });
     const session = await kit.pedelec.createSession();
     expect([session.provider, session.effortLevel, session.model]).toEqual(["opencode", "high", "big"]);
+    // An explicit effort takes the profile's place, and a level the provider lacks is refused as Core refuses it.
+    const explicit = await kit.pedelec.createSession({ provider: "codex", model: "gpt-5.5", effort: "xhigh" });
+    expect([explicit.effortLevel, explicit.effort, explicit.model]).toEqual([undefined, "xhigh", "gpt-5.5"]);
+    expect(await errorOf(kit.pedelec.createSession({ provider: "codex", model: "gpt-5.5", effort: "max" }))).toMatchObject({
+      code: "EFFORT_NOT_SUPPORTED",
+      details: { provider: "codex", effort: "max", supported: ["low", "medium", "high", "xhigh"] },
+    });
+    expect((await errorOf(kit.pedelec.createSession({ provider: "cursor", model: "auto", effort: "low" }))).code).toBe("EFFORT_NOT_SUPPORTED");
     const none = newKit({ settings: { defaultProvider: null } });
     expect((await errorOf(none.pedelec.createSession())).code).toBe("DEFAULT_PROVIDER_NOT_SET");
   });

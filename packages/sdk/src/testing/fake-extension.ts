@@ -22,6 +22,7 @@ export function sessionInfo(overrides: Partial<SessionInfo> = {}): SessionInfo {
     sessionId: "session-0001",
     provider: "claude",
     effortLevel: "medium",
+    effort: null,
     model: null,
     sessionCreatedAt: "2025-01-01T00:00:00.000Z",
     status: "idle",

@@ -46,7 +46,8 @@ export function mountSessionsPage(container: HTMLElement): () => void {
       { "data-session-id": session.sessionId, "data-status": session.status },
       element("td", {}, session.origin),
       element("td", {}, session.provider),
-      element("td", {}, session.effortLevel),
+      // A profile's level, or the explicit effort the page named with its model.
+      element("td", {}, session.effortLevel ?? `${session.effort ?? "?"} (explicit)`),
       element("td", {}, session.model ?? "(default)"),
       element("td", { title: session.workspace.managed ? "managed by Pedelec" : "the page's folder" }, session.workspace.path),
       element("td", { "data-role": "status" }, session.status),

@@ -1,3 +1,4 @@
+import { PROVIDER_EXPLICIT_EFFORTS } from "@pedelec/protocol/explicit-effort";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
@@ -27,6 +28,7 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Provide
         medium: ["--effort", "medium"],
         high: ["--effort", "high"],
       }),
+      explicitEffort: { levels: PROVIDER_EXPLICIT_EFFORTS.claude, argv: (effort) => ["--effort", effort] },
       ownedFlags: CLAUDE_OWNED_FLAGS,
       planTurn: async (request) => {
         const { ClaudeStreamParser } = await import("./claude-stream-parser.js");

@@ -1,3 +1,4 @@
+import { PROVIDER_EXPLICIT_EFFORTS } from "@pedelec/protocol/explicit-effort";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
 import { defineCliAdapter } from "../cli-adapter.js";
@@ -31,6 +32,7 @@ export function createCodexAdapter(options: CodexAdapterOptions = {}): ProviderA
         medium: ["-c", "model_reasoning_effort=medium"],
         high: ["-c", "model_reasoning_effort=high"],
       }),
+      explicitEffort: { levels: PROVIDER_EXPLICIT_EFFORTS.codex, argv: (effort) => ["-c", `model_reasoning_effort=${effort}`] },
       ownedFlags: CODEX_OWNED_FLAGS,
       isEffortKnob: isCodexEffortKnob,
       planTurn: async (request) => {

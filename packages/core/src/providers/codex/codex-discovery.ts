@@ -2,7 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { ProviderDiscovery } from "../provider-adapter.js";
 import { probeVersion } from "../provider-discovery.js";
-import { runCodexSubcommand } from "./codex-subcommand.js";
+import { runCliSubcommand } from "../cli-subcommand.js";
 
 /** What Pedelec reads of `codex doctor --json`: its verdict on the credentials of the active model provider. */
 const doctorReportSchema = z.object({
@@ -25,11 +25,11 @@ const doctorReportSchema = z.object({
 export async function discoverCodex(executablePath: string, signal: AbortSignal, env: Record<string, string>): Promise<ProviderDiscovery> {
   const discovery = await probeVersion(executablePath, signal, env);
   if (!discovery.available) return discovery;
-  const loginStatus = await runCodexSubcommand(executablePath, ["login", "status"], path.dirname(executablePath), signal, env);
+  const loginStatus = await runCliSubcommand(executablePath, ["login", "status"], path.dirname(executablePath), signal, env);
   if (loginStatus === null || loginStatus.spawnError !== null || !isSignedOut(`${loginStatus.stdout}\n${loginStatus.stderr}`, loginStatus.exitCode))
     return discovery;
 
-  const doctor = await runCodexSubcommand(executablePath, ["doctor", "--json"], path.dirname(executablePath), signal, env);
+  const doctor = await runCliSubcommand(executablePath, ["doctor", "--json"], path.dirname(executablePath), signal, env);
   const credentials = doctor === null || doctor.spawnError !== null ? undefined : readCredentialsCheck(doctor.stdout);
   if (credentials?.status === "ok") return discovery;
   const name = path.basename(executablePath);

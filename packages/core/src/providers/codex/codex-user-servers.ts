@@ -1,7 +1,7 @@
 import { SESSION_TOOL_SERVER_NAME } from "@pedelec/protocol/session-tool-server";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { z } from "zod";
-import { runCodexSubcommand } from "./codex-subcommand.js";
+import { runCliSubcommand } from "../cli-subcommand.js";
 
 /** What Pedelec reads of `codex mcp list --json`: each configured server's name and whether it is on. */
 const serverListSchema = z.array(z.object({ name: z.string(), enabled: z.boolean() }));
@@ -19,7 +19,7 @@ export async function codexUserMcpServers(
   env: Record<string, string>,
   signal: AbortSignal,
 ): Promise<string[]> {
-  const run = await runCodexSubcommand(executablePath, ["mcp", "list", "--json"], workspacePath, signal, env);
+  const run = await runCliSubcommand(executablePath, ["mcp", "list", "--json"], workspacePath, signal, env);
   if (signal.aborted) throw signal.reason;
   if (run?.spawnError) {
     throw new PedelecError("PROVIDER_UNAVAILABLE", `codex could not be started: ${run.spawnError.message}`, { spawnErrorCode: run.spawnError.code });

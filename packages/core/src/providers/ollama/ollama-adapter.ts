@@ -1,4 +1,5 @@
 import { AGENT_API_KEY_ENV } from "@pedelec/protocol/agent-wire";
+import { PROVIDER_EXPLICIT_EFFORTS } from "@pedelec/protocol/explicit-effort";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { CORE_VERSION } from "../../core-version.js";
 import { validateEffortArgv } from "../../effort-profile.js";
@@ -29,6 +30,7 @@ export function createOllamaAdapter(options: CliRunOptions = {}): ProviderAdapte
       medium: ["--num-ctx", "8192"],
       high: ["--num-ctx", "32768", "--think", "on"],
     }),
+    explicitEffort: { levels: PROVIDER_EXPLICIT_EFFORTS.ollama, argv: (effort) => ["--think", effort] },
     ownedFlags: OLLAMA_OWNED_FLAGS,
     // Built with this Pedelec: its version is Core's, and asking the launcher would only cost a process.
     discover: async (executablePath) => ({ available: true, executablePath, version: CORE_VERSION, error: null }),

@@ -1,3 +1,4 @@
+import { OLLAMA_THINK_LEVELS } from "@pedelec/protocol/agent-wire";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderTurnRequest } from "../provider-adapter.js";
 import { ollamaEndpointOf } from "./ollama-session-options.js";
@@ -9,12 +10,12 @@ export const OLLAMA_OWNED_FLAGS = ["--workspace", "--model", "--base-url", "--co
 const EFFORT_KNOBS: Record<string, (value: string) => boolean> = {
   "--num-ctx": (value) => /^[1-9][0-9]{2,6}$/.test(value),
   "--temperature": (value) => /^(0(\.[0-9]+)?|1(\.[0-9]+)?|2(\.0+)?)$/.test(value),
-  "--think": (value) => value === "on" || value === "off",
+  "--think": (value) => value === "on" || value === "off" || (OLLAMA_THINK_LEVELS as readonly string[]).includes(value),
 };
 
 /**
  * An effort profile of the ollama provider holds only the agent's knobs, each with its value as the next token:
- * `--num-ctx <tokens>`, `--temperature <0–2>`, `--think on|off`. Anything else is EFFORT_PROFILE_INVALID.
+ * `--num-ctx <tokens>`, `--temperature <0–2>`, `--think on|off|low|medium|high`. Anything else is EFFORT_PROFILE_INVALID.
  */
 export function checkOllamaEffortTokens(tokens: readonly string[], where: string): void {
   for (let index = 0; index < tokens.length; index += 2) {

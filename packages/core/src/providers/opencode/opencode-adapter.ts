@@ -1,3 +1,5 @@
+import { PROVIDER_EXPLICIT_EFFORTS } from "@pedelec/protocol/explicit-effort";
+import { opencodeModelVariants } from "./opencode-model-variants.js";
 import { stripVTControlCharacters } from "node:util";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { ProviderAdapter, ProviderTurnOutcome } from "../provider-adapter.js";
@@ -33,6 +35,16 @@ export function createOpencodeAdapter(options: OpencodeAdapterOptions = {}): Pro
         medium: ["--variant", "medium"],
         high: ["--variant", "high"],
       }),
+      // `--variant` takes the model's own variant names (provider-specific: high and max for Anthropic's, up to xhigh
+      // for OpenAI's), so the model's are asked for.
+      explicitEffort: {
+        levels: PROVIDER_EXPLICIT_EFFORTS.opencode,
+        argv: (effort) => ["--variant", effort],
+        modelLevels: async ({ executablePath, model, env, signal }) => {
+          const variants = await opencodeModelVariants(executablePath, model, env, signal);
+          return PROVIDER_EXPLICIT_EFFORTS.opencode.filter((level) => variants?.includes(level));
+        },
+      },
       ownedFlags: OPENCODE_OWNED_FLAGS,
       planTurn: async (request) => {
         const args = buildOpencodeArgs(request);

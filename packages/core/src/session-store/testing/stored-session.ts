@@ -9,6 +9,7 @@ export function storedSession(sessionId: string, overrides: Partial<StoredSessio
     provider: "claude",
     model: "opus-4",
     effortLevel: "high",
+    effort: null,
     effortArgv: ["--effort", "high", "--verbose"],
     access: "full",
     autoEndOnDisconnect: false,

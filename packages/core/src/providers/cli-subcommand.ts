@@ -1,8 +1,8 @@
-import { VERSION_PROBE_TIMEOUT_MS } from "../provider-discovery.js";
-import { runProviderProcess } from "../provider-process.js";
+import { VERSION_PROBE_TIMEOUT_MS } from "./provider-discovery.js";
+import { runProviderProcess } from "./provider-process.js";
 
-/** What a short codex subcommand printed, and how it exited. */
-export interface CodexSubcommandResult {
+/** What a short CLI subcommand printed, and how it exited. */
+export interface CliSubcommandResult {
   stdout: string;
   stderr: string;
   exitCode: number | null;
@@ -10,23 +10,27 @@ export interface CodexSubcommandResult {
   spawnError: { code: string; message: string } | null;
 }
 
-/** codex's reports (`doctor --json`, `mcp list --json`) are at most a few hundred lines of JSON; anything far larger is not one. */
+/**
+ * The CLIs' reports (codex `doctor --json` and `mcp list --json`, opencode `models <provider> --verbose`) are at most
+ * some thousand lines of JSON; anything far larger is not one.
+ */
 const MAX_REPORT_BYTES = 1024 * 1024;
 
 /**
- * Runs a short codex subcommand in `cwd` (5 s limit, its stdout capped at 1 MiB); null when it was aborted, timed out
- * or printed more than that.
+ * Runs a short CLI subcommand in `cwd` (5 s limit unless `timeoutMs` says otherwise, its stdout capped at 1 MiB); null
+ * when it was aborted, timed out or printed more than that.
  */
-export async function runCodexSubcommand(
+export async function runCliSubcommand(
   executablePath: string,
   args: readonly string[],
   cwd: string,
   signal: AbortSignal,
   env: Record<string, string>,
-): Promise<CodexSubcommandResult | null> {
+  timeoutMs = VERSION_PROBE_TIMEOUT_MS,
+): Promise<CliSubcommandResult | null> {
   const lines: string[] = [];
   let bytes = 0;
-  const timeout = AbortSignal.timeout(VERSION_PROBE_TIMEOUT_MS);
+  const timeout = AbortSignal.timeout(timeoutMs);
   const run = await runProviderProcess({
     executablePath,
     args,
