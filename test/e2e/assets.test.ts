@@ -74,8 +74,18 @@ describe("assets in real Chromium", () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the script written here uses a template literal of its own
       'import { assetsDir } from "pedelec:workspace";\nDeno.writeTextFileSync(`${assetsDir}/report.json`, JSON.stringify({ cards: 3, done: true }));\nconsole.log("written");\n',
     );
+    await page.evaluate(() => {
+      const w = window as any;
+      w.artifacts = [];
+      w.session.onArtifact((artifact: unknown) => w.artifacts.push(artifact));
+    });
     await attempt(page, `return await window.send(${JSON.stringify('call-tool run_script {"entry":"report.ts"}')});`);
     expect((await logOf(page)).filter((entry) => entry.kind === "chat").at(-1)?.text).toMatch(/^Tool run_script returned: .*"stdout":"written\\n"/);
+    // The file the turn wrote arrived as an artifact by the time sendText settled; the one uploaded before did not.
+    const reportSize = (await stat(join(workspace.path, ".pedelec-runtime", "assets", "report.json"))).size;
+    expect(await page.evaluate(() => (window as any).artifacts)).toEqual([
+      { path: "/report.json", kind: "text", sizeBytes: reportSize, mediaType: "application/json", modifiedAt: expect.any(String) },
+    ]);
     const listed = await attempt<{ name: string; path: string; sizeBytes: number }[]>(page, "return await window.session.listAssets();");
     expect(listed.ok && listed.value.map((entry) => entry.path).sort()).toEqual(["/greeting.txt", "/report.json"]);
     expect(await attempt(page, `return await window.session.readAsset("/report.json", "json");`)).toEqual({

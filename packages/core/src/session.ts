@@ -18,6 +18,7 @@ import type { PendingToolCall, SessionEndReason, SessionEvent, SessionEventEnvel
 import { eventFrameProblem } from "./event-frame-check.js";
 import { buildFirstPrompt } from "./first-prompt.js";
 import { log } from "./logger.js";
+import { artifactsSince, assetSnapshot, type AssetSnapshot } from "./assets/turn-artifacts.js";
 import { ModelResponseWatch } from "./model-response-watch.js";
 import type { ProcessGroupLedger } from "./process-group-ledger.js";
 import type { ProviderAdapter, ProviderEvent, ProviderTurnOutcome } from "./providers/provider-adapter.js";
@@ -409,6 +410,8 @@ export class Session {
   async #runTurn(turn: ActiveTurn): Promise<void> {
     const { setup } = this;
     this.#driver.apply({ type: "turn-began", turnId: turn.turnId });
+    // What the assets folder holds now: the files the turn adds or changes are its artifacts.
+    const assetsBefore = await this.#assetSnapshot();
     this.#armIdleWatch(turn);
     const timeoutMs = setup.modelResponseTimeoutMs;
     const responseWatch = new ModelResponseWatch(timeoutMs, () => {
@@ -449,6 +452,7 @@ export class Session {
     this.#pauseIdleWatch();
     turn.responseWatch.stop();
     for (const pid of await Promise.all(recordings)) await setup.processLedger.forget(pid).catch(() => undefined);
+    if (assetsBefore !== null) await this.#reportArtifacts(turn, assetsBefore);
     // Anything still waiting on this turn (a tool call whose CLI outlived the provider) ends with it.
     if (!turn.controller.signal.aborted) {
       turn.controller.abort(new PedelecError("TURN_CANCELLED", "the turn is over"));
@@ -589,6 +593,40 @@ export class Session {
     const { state, update } = reduceSessionUsage(this.#usage, input);
     this.#usage = state;
     if (update !== undefined) this.#driver.pushUsage(update);
+  }
+
+  /** The assets folder's files, or null (and no artifacts for the turn) when it cannot be listed. */
+  async #assetSnapshot(): Promise<AssetSnapshot | null> {
+    try {
+      return await assetSnapshot(this.setup.workspace.path);
+    } catch (error) {
+      log("warn", "could not list the assets folder; the turn reports no artifacts", { sessionId: this.id, error: String(error) });
+      return null;
+    }
+  }
+
+  /** One artifact-created event per file the turn wrote or changed in the assets folder, then how many more if any. */
+  async #reportArtifacts(turn: ActiveTurn, before: AssetSnapshot): Promise<void> {
+    let found: Awaited<ReturnType<typeof artifactsSince>>;
+    try {
+      found = await artifactsSince(this.setup.workspace.path, before);
+    } catch (error) {
+      log("warn", "could not list the assets folder; the turn reports no artifacts", { sessionId: this.id, error: String(error) });
+      return;
+    }
+    for (const artifact of found.artifacts) this.#emit({ type: "artifact-created", turnId: turn.turnId, artifact });
+    if (found.more > 0) {
+      this.#emit({
+        type: "activity-updated",
+        turnId: turn.turnId,
+        activity: {
+          id: `artifacts-more-${turn.turnId}`,
+          kind: "other",
+          status: "completed",
+          title: `${found.more} more files in the assets folder were written; listAssets() shows them`,
+        },
+      });
+    }
   }
 
   #emit(event: PublishedSessionEvent): void {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { artifactSchema } from "./artifacts.js";
 import { boundedJsonValueSchema } from "./bounded-json-schema.js";
 import { sessionStatusSchema, turnIdSchema, turnKindSchema, toolRequestIdSchema, sessionIdSchema } from "./domain.js";
 import { tokenUsageSchema } from "./token-usage.js";
@@ -58,6 +59,12 @@ const usageUpdatedSchema = z.object({
 });
 
 /**
+ * A file under the workspace's assets folder that is new or changed since the turn began, reported as the turn ends
+ * (before its status change), one event per file, at most MAX_ARTIFACTS_PER_TURN a turn.
+ */
+const artifactCreatedSchema = z.object({ type: z.literal("artifact-created"), turnId: turnIdSchema, artifact: artifactSchema });
+
+/**
  * Every event a session emits, one vocabulary (noun, then verb). Core stamps each with the session's `seq`.
  */
 export const sessionEventSchema = z.discriminatedUnion("type", [
@@ -66,6 +73,7 @@ export const sessionEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("chat-delta"), turnId: turnIdSchema, messageId: z.string(), delta: z.string() }),
   z.object({ type: z.literal("chat-completed"), turnId: turnIdSchema, messageId: z.string(), text: z.string() }),
   z.object({ type: z.literal("activity-updated"), turnId: turnIdSchema, activity: activitySchema }),
+  artifactCreatedSchema,
   usageUpdatedSchema,
   toolCallRequestedSchema,
   z.object({

@@ -65,7 +65,9 @@ export function sessionMachineState(options: { sessionId: string; status?: Sessi
 }
 
 /** The events that carry no state of the machine's: the shell publishes them through it, and it numbers them. */
-export type PublishedSessionEvent = SessionEventOf<"chat-delta" | "chat-completed" | "activity-updated" | "usage-updated" | "error-reported">;
+export type PublishedSessionEvent = SessionEventOf<
+  "chat-delta" | "chat-completed" | "activity-updated" | "artifact-created" | "usage-updated" | "error-reported"
+>;
 
 /** Everything that can happen to a session. */
 export type SessionMachineInput =

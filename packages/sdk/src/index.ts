@@ -20,6 +20,7 @@ export type {
   AssetUploadOptions,
   AssetUploadProgress,
   ArgsSchemaNode,
+  Artifact,
   ChatMessage,
   CreateSessionCommonOptions,
   CreateSessionOptions,

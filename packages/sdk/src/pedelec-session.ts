@@ -19,6 +19,7 @@ import { SessionAssets } from "./session-assets.js";
 import { SessionEventContexts, type ContextExtras } from "./session-event-context.js";
 import type { UploadBody } from "./asset-upload-body.js";
 import type {
+  Artifact,
   AssetEntry,
   AssetReadKind,
   AssetReadOptions,
@@ -134,6 +135,7 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
   readonly #statusListeners = new ListenerSet<[SessionStatus, PedelecEventContext]>();
   readonly #activityListeners = new ListenerSet<[Activity, PedelecEventContext]>();
   readonly #usageListeners = new ListenerSet<[TokenUsage, PedelecEventContext]>();
+  readonly #artifactListeners = new ListenerSet<[Artifact, PedelecEventContext]>();
   readonly #errorListeners = new ListenerSet<[PedelecError, PedelecEventContext]>();
   readonly #endedListeners = new ListenerSet<[PedelecEventContext]>();
 
@@ -462,6 +464,23 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
     return this.#tools.register(nameOrHandler, handler as ToolHandler);
   }
 
+  /**
+   * A file the agent wrote or changed in the session's assets folder (`.pedelec-runtime/assets/`, where `readAsset()`
+   * reads), reported when its turn ends and before the turn's status change, one call per file (at most 100 a turn;
+   * the Desktop then reports an activity saying how many more). Events replayed on a resume with `afterSeq` call it
+   * again; a page that resumes without `afterSeq` finds earlier artifacts with `listAssets()`.
+   *
+   * @example
+   * ```ts
+   * session.onArtifact(async (artifact) => {
+   *   if (artifact.kind === "text") showText(await session.readAsset(artifact.path, "text"));
+   * });
+   * ```
+   */
+  onArtifact(listener: (artifact: Artifact, context: PedelecEventContext) => void): () => void {
+    return this.#artifactListeners.add(listener);
+  }
+
   /** Normalized provider activity: a command run, a file edited, a web search… */
   onActivity(listener: (activity: Activity, context: PedelecEventContext) => void): () => void {
     return this.#activityListeners.add(listener);
@@ -728,6 +747,10 @@ export class PedelecSession<TToolName extends string = string, TToolArgs = Recor
         return;
       case "activity-updated":
         this.#activityListeners.emit(event.activity, context({ turnId: event.turnId }));
+        return;
+      case "artifact-created":
+        // Replayed only to a page that asked for the events after its afterSeq; listAssets() shows them all.
+        this.#artifactListeners.emit(event.artifact, context({ turnId: event.turnId }));
         return;
       case "usage-updated":
         // The total in the answer is where the replayed updates lead; replaying them would only count up again.

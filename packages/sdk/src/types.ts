@@ -7,6 +7,7 @@ import type {
   SessionStatus as ProtocolSessionStatus,
   TurnKind as ProtocolTurnKind,
 } from "@pedelec/protocol/domain";
+import type { Artifact as ProtocolArtifact } from "@pedelec/protocol/artifacts";
 import type { AssetEntry as ProtocolAssetEntry } from "@pedelec/protocol/assets";
 import type { PageRequestResult } from "@pedelec/protocol/page-wire";
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
@@ -116,6 +117,31 @@ export interface Activity extends ProtocolActivity {
   title: ProtocolActivity["title"];
   /** Longer output or details, capped by the Desktop. */
   detail?: ProtocolActivity["detail"];
+}
+
+/**
+ * A file the agent wrote, or changed, in the session's assets folder during a turn, as `session.onArtifact` reports it
+ * when the turn ends. Read it with `session.readAsset(artifact.path)`; `listAssets()` lists every asset, also those of
+ * turns before a reload.
+ *
+ * @example
+ * ```ts
+ * session.onArtifact((artifact: Artifact) => {
+ *   if (artifact.kind === "image") void session.readAsset(artifact.path, "file").then(showImage);
+ * });
+ * ```
+ */
+export interface Artifact extends ProtocolArtifact {
+  /** Its asset path, e.g. `"/charts/sales.png"`: what `readAsset()` takes. */
+  path: ProtocolArtifact["path"];
+  /** `"image"`, `"audio"`, `"video"`, `"text"` (text/* and textual formats such as JSON) or `"file"`. */
+  kind: ProtocolArtifact["kind"];
+  /** Its size when the turn ended. */
+  sizeBytes: ProtocolArtifact["sizeBytes"];
+  /** From its name, as a download of it is served (`"image/png"`); unknown → `"application/octet-stream"`. */
+  mediaType: ProtocolArtifact["mediaType"];
+  /** ISO 8601, when it was last written. */
+  modifiedAt: ProtocolArtifact["modifiedAt"];
 }
 
 /**

@@ -230,6 +230,31 @@ describe("messages, activity, status and error", () => {
     expect(probe.result.usage).toBe(probe.result.session?.usage);
   });
 
+  it("lists the files the agent wrote, the newest version of each last, and none before", async () => {
+    const probe = newProbe();
+    renderChat(probe);
+    await untilIdle(probe);
+    expect(probe.result.artifacts).toEqual([]);
+    const first = startSend(probe, "draw");
+    const turn = await kit.agent.nextTurn();
+    turn.artifact({ path: "/chart.png", sizeBytes: 10, mediaType: "image/png" });
+    turn.artifact({ path: "/notes.md", sizeBytes: 3, mediaType: "text/markdown" });
+    turn.complete("Drawn.");
+    await expect(first).resolves.toEqual({ ok: true });
+    await waitFor(() => expect(probe.result.artifacts.map((artifact) => artifact.path)).toEqual(["/chart.png", "/notes.md"]));
+    const second = startSend(probe, "again");
+    const next = await kit.agent.nextTurn();
+    next.artifact({ path: "/chart.png", sizeBytes: 20, mediaType: "image/png" });
+    next.complete();
+    await expect(second).resolves.toEqual({ ok: true });
+    await waitFor(() =>
+      expect(probe.result.artifacts.map((artifact) => [artifact.path, artifact.sizeBytes])).toEqual([
+        ["/notes.md", 3],
+        ["/chart.png", 20],
+      ]),
+    );
+  });
+
   it("follows Core's status, shows a failed turn's error, and clears it with the next message", async () => {
     const probe = newProbe();
     renderChat(probe);

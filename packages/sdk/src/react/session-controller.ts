@@ -2,7 +2,16 @@ import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { Pedelec } from "../pedelec.js";
 import type { PedelecSession } from "../pedelec-session.js";
 import { randomId } from "../random-id.js";
-import type { Activity, CreateSessionOptions, SendTextOptions, TokenUsage, ToolDefinition, ToolHandler, ToolHandlerContext } from "../types.js";
+import type {
+  Activity,
+  Artifact,
+  CreateSessionOptions,
+  SendTextOptions,
+  TokenUsage,
+  ToolDefinition,
+  ToolHandler,
+  ToolHandlerContext,
+} from "../types.js";
 import { withActivity, withCompleted, withDelta, without, withUserMessage } from "./chat-log.js";
 import type { PedelecSessionHookStatus, SendOutcome, SessionChatMessage, UsePedelecSessionOptions } from "./types.js";
 
@@ -13,6 +22,7 @@ export interface SessionState {
   readonly messages: readonly SessionChatMessage[];
   readonly activity: readonly Activity[];
   readonly usage: TokenUsage;
+  readonly artifacts: readonly Artifact[];
   readonly error: PedelecError | null;
 }
 
@@ -23,6 +33,7 @@ export const INACTIVE_STATE: SessionState = Object.freeze({
   messages: Object.freeze([]),
   activity: Object.freeze([]),
   usage: Object.freeze({}),
+  artifacts: Object.freeze([]),
   error: null,
 });
 
@@ -182,6 +193,10 @@ export class SessionController {
         update((state) => ({ ...state, activity: withActivity(fresh ? [] : state.activity, activity) }));
       }),
       session.onUsage((usage) => update((state) => ({ ...state, usage }))),
+      // A file written again replaces its earlier entry, so the list is the newest version of each, newest last.
+      session.onArtifact((artifact) =>
+        update((state) => ({ ...state, artifacts: [...state.artifacts.filter((known) => known.path !== artifact.path), artifact] })),
+      ),
       session.onError((error) => update((state) => ({ ...state, error }))),
       // Normally onStatus said so already; onEnded also covers an end registered after the fact.
       session.onEnded(() => update((state) => (state.status === "ended" ? state : { ...state, status: "ended" }))),

@@ -1,6 +1,6 @@
 import type { PedelecError } from "@pedelec/protocol/pedelec-error";
 import type { PedelecSession } from "../pedelec-session.js";
-import type { Activity, CreateSessionOptions, SendTextOptions, SessionStatus, TokenUsage, ToolDefinition } from "../types.js";
+import type { Activity, Artifact, CreateSessionOptions, SendTextOptions, SessionStatus, TokenUsage, ToolDefinition } from "../types.js";
 
 /**
  * The status `usePedelecSession()` reports: the session's own status once it exists, and before that
@@ -117,6 +117,12 @@ export interface UsePedelecSessionResult<TToolName extends string = string, TToo
    * and while there is no session. It re-renders the component when it changes, at most about once per display frame.
    */
   readonly usage: TokenUsage;
+  /**
+   * The files the agent wrote into the session's assets folder while this component held the session
+   * (`session.onArtifact`), oldest first; a file written again moves to the end with its new size. Read one with
+   * `session.readAsset(artifact.path)`; `session.listAssets()` also lists those of earlier page loads.
+   */
+  readonly artifacts: readonly Artifact[];
   /**
    * The latest error: the session could not be created, a turn failed, the connection was lost, a tool result could
    * not be delivered. Cleared when `send()` sends the next message. Null when there is none.

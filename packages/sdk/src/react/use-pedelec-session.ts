@@ -56,6 +56,7 @@ export function usePedelecSession<const TTools extends readonly ToolDefinition[]
     messages: state.messages,
     activity: state.activity,
     usage: state.usage,
+    artifacts: state.artifacts,
     error: state.error,
     send: controller.send,
     cancel: controller.cancel,

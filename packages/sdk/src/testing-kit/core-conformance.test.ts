@@ -96,6 +96,8 @@ function normalize(envelopes: readonly SessionEventEnvelope[]): string[] {
         return `activity-updated ${event.activity.title}`;
       case "usage-updated":
         return `usage-updated ${JSON.stringify(event.usage)} ${JSON.stringify(event.sessionUsage)}`;
+      case "artifact-created":
+        return `artifact-created ${event.artifact.path} ${event.artifact.kind}`;
       case "tool-call-requested":
         return `tool-call-requested ${event.toolName} ${JSON.stringify(event.args)}`;
       case "tool-call-settled":

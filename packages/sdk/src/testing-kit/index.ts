@@ -6,6 +6,7 @@ export type {
   LoseCoreOptions,
   PedelecTestKitOptions,
   ScriptedActivity,
+  ScriptedArtifact,
   ScriptedAgent,
   ScriptedToolCallOptions,
   ScriptedTurn,

@@ -3,8 +3,18 @@ import { isErrorCode } from "@pedelec/protocol/error-codes";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
 import { tokenUsageSchema } from "@pedelec/protocol/token-usage";
+import { artifactKindOf, type Artifact } from "@pedelec/protocol/artifacts";
+import { assetPathProblem } from "@pedelec/protocol/assets";
 import type { JsonValue, TokenUsage, TurnKind } from "../types.js";
-import type { ScriptedActivity, ScriptedToolCallOptions, ScriptedTurn, ScriptedTurnEnd, TestKitSessionInfo, TestKitTool } from "./types.js";
+import type {
+  ScriptedActivity,
+  ScriptedArtifact,
+  ScriptedToolCallOptions,
+  ScriptedTurn,
+  ScriptedTurnEnd,
+  TestKitSessionInfo,
+  TestKitTool,
+} from "./types.js";
 
 /** What a turn asks of the session it belongs to; every call is ignored once the turn is over. */
 export interface TurnDriver {
@@ -12,6 +22,7 @@ export interface TurnDriver {
   message(turn: KitTurn, text: string | undefined): string | undefined;
   activity(turn: KitTurn, activity: ScriptedActivity): string;
   usage(turn: KitTurn, usage: TokenUsage): void;
+  artifact(turn: KitTurn, artifact: Artifact): void;
   callTool(turn: KitTurn, toolName: string, args: unknown, options: ScriptedToolCallOptions): Promise<JsonValue>;
   complete(turn: KitTurn, text: string | undefined): void;
   fail(turn: KitTurn, error: PedelecError): void;
@@ -93,6 +104,16 @@ export class KitTurn implements ScriptedTurn {
       throw new TypeError(`turn.usage() takes counts that are non-negative integers: ${summarizeIssues(parsed.error.issues).message}`);
     }
     this.#driver.usage(this, parsed.data);
+  }
+
+  artifact(artifact: ScriptedArtifact): void {
+    const path = artifact?.path;
+    const problem = typeof path === "string" ? assetPathProblem(path) : "must be a string";
+    if (problem !== null) throw new TypeError(`turn.artifact() takes an asset path: the path ${problem}`);
+    const sizeBytes = artifact.sizeBytes ?? 0;
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 0) throw new TypeError("turn.artifact() takes a sizeBytes that is a non-negative integer");
+    const mediaType = artifact.mediaType ?? "application/octet-stream";
+    this.#driver.artifact(this, { path: path!, kind: artifactKindOf(mediaType), sizeBytes, mediaType, modifiedAt: new Date().toISOString() });
   }
 
   callTool<TResult = JsonValue>(toolName: string, args: unknown = {}, options: ScriptedToolCallOptions = {}): Promise<TResult> {

@@ -4,6 +4,7 @@
 // joining of deltas. Every event is checked against the protocol's envelope schema before it takes a seq.
 import type { AccessMode, EffortLevel, ExplicitEffort, ProviderCode, SessionStatus, TurnKind } from "@pedelec/protocol/domain";
 import { summarizeIssues } from "@pedelec/protocol/issue-summary";
+import { MAX_ARTIFACTS_PER_TURN, type Artifact } from "@pedelec/protocol/artifacts";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { SessionDriver } from "@pedelec/protocol/session-driver";
 import { sessionMachineState, type PublishedSessionEvent, type ToolCallSettling } from "@pedelec/protocol/session-machine";
@@ -88,6 +89,8 @@ export class StandInSession implements TurnDriver {
   #message: { id: string; text: string } | undefined;
   /** The tokens used, kept as Core keeps them (session-usage.ts). */
   #usage: SessionUsageState = sessionUsageState();
+  /** What the active turn's script said it wrote into the assets folder, by path, in the order reported. */
+  readonly #artifacts = new Map<string, Artifact>();
   /** The session's total in the newest usage update sent: what Core's store holds, so all a killed desktop leaves. */
   #sentUsage: TokenUsage = {};
   #cancelIdleWatch: (() => void) | undefined;
@@ -328,6 +331,14 @@ export class StandInSession implements TurnDriver {
     if (update !== undefined) this.#driver.pushUsage(update);
   }
 
+  artifact(turn: KitTurn, artifact: Artifact): void {
+    if (this.#active !== turn) return;
+    this.#armIdleWatch(turn);
+    // Reported when the turn ends, as Core reports what the turn left in the assets folder.
+    this.#artifacts.delete(artifact.path);
+    this.#artifacts.set(artifact.path, artifact);
+  }
+
   complete(turn: KitTurn, text: string | undefined): void {
     if (this.#active !== turn) return;
     if (text !== undefined || this.#message !== undefined) this.message(turn, text);
@@ -419,7 +430,10 @@ export class StandInSession implements TurnDriver {
     const stopError = end.ok ? new PedelecError("TURN_CANCELLED", "the turn is over") : end.error;
     const outcome = stopError.code === "CORE_RUNTIME_UNAVAILABLE" ? "abandoned" : "cancelled";
     const waits = [...this.#waits.values()].filter((wait) => wait.turn === turn);
+    const artifacts = [...this.#artifacts.values()].slice(0, MAX_ARTIFACTS_PER_TURN);
+    this.#artifacts.clear();
     if (this.#coreUp) {
+      for (const artifact of artifacts) this.#emit({ type: "artifact-created", turnId: turn.turnId, artifact });
       // A call settled because its turn is ending changes nothing more.
       this.#driver.apply({ type: "turn-stopping", turnId: turn.turnId });
       for (const wait of waits) this.#settle(wait.call.toolRequestId, { outcome, error: stopError });

@@ -262,6 +262,16 @@ export interface ScriptedToolCallOptions {
   checkArgs?: boolean;
 }
 
+/** A file the script says the agent wrote into the assets folder: `turn.artifact()`. */
+export interface ScriptedArtifact {
+  /** Its asset path, e.g. `"/charts/sales.png"` (the rule of asset paths applies). */
+  path: string;
+  /** Default 0. */
+  sizeBytes?: number;
+  /** Default `"application/octet-stream"`; the kind follows from it, as the desktop derives it. */
+  mediaType?: string;
+}
+
 /**
  * An activity for `turn.activity()`: what the agent is doing besides talking.
  *
@@ -370,6 +380,20 @@ export interface ScriptedTurn {
    * ```
    */
   usage(usage: TokenUsage): void;
+  /**
+   * Reports a file the agent wrote into the session's assets folder. As the desktop does, the page's `onArtifact`
+   * hears of it when the turn ends, before the turn's status change, in the order reported (a path reported twice
+   * once, as last reported). Throws a TypeError for a path the asset-path rule refuses.
+   *
+   * @example
+   * ```ts
+   * kit.agent.onTurn((turn) => {
+   *   turn.artifact({ path: "/charts/sales.png", sizeBytes: 2_048, mediaType: "image/png" });
+   *   turn.complete("Drew the chart.");
+   * });
+   * ```
+   */
+  artifact(artifact: ScriptedArtifact): void;
   /**
    * Calls one of the page's tools and resolves with the page's result. Rejects with a PedelecError: `TOOL_NOT_FOUND`
    * (not declared), `TOOL_ARGS_INVALID` (the desktop's check, or the page's), the page's code (`TOOL_HANDLER_ERROR`,

@@ -84,6 +84,8 @@ function summary(event: PanelEvent["envelope"]["event"]): string {
       return `${event.activity.kind} ${event.activity.status}: ${event.activity.title}`;
     case "usage-updated":
       return `turn ${tokenSummary(event.usage)}; session ${tokenSummary(event.sessionUsage)}`;
+    case "artifact-created":
+      return `${event.artifact.kind} ${event.artifact.path} (${event.artifact.sizeBytes} bytes, ${event.artifact.mediaType})`;
     case "tool-call-requested":
       return `${event.toolName} ${JSON.stringify(event.args)}`;
     case "tool-call-settled":
