@@ -50,6 +50,10 @@ describe("the notes editor example in real Chromium", () => {
     expect(answer).toContain("Tool propose_edit returned:");
     expect(answer).toContain('"outcome":"applied"');
     expect(await page.locator('#activity li[data-kind="tool"]').count()).toBeGreaterThan(0);
+    // The tokens the agent's CLI reported for the turn.
+    await expect
+      .poll(() => page.locator("#usage").textContent(), { timeout: 5_000 })
+      .toMatch(/^Tokens: [1-9][\d,]* in \(\d+ cached\) · [1-9][\d,]* out$/);
 
     // A second proposal, and the user cancels the turn while its dialog is open.
     await askForToolCall(page, "replace_note_text", { id: "groceries", find: "Coffee", replace: "Tea" });

@@ -1,4 +1,4 @@
-import type { Activity, PedelecError } from "@kaoruisaac/pedelec";
+import type { Activity, PedelecError, TokenUsage } from "@kaoruisaac/pedelec";
 import type { PedelecSessionHookStatus, SessionChatMessage } from "@kaoruisaac/pedelec/react";
 import { useState, type ReactNode } from "react";
 
@@ -9,6 +9,8 @@ export interface ChatPanelProps {
   status: PedelecSessionHookStatus;
   messages: readonly SessionChatMessage[];
   activity: readonly Activity[];
+  /** The tokens the session used so far, as its provider reported them. */
+  usage: TokenUsage;
   error: PedelecError | null;
   lastTurn: TurnOutcome | null;
   onSend(text: string): void;
@@ -16,7 +18,7 @@ export interface ChatPanelProps {
 }
 
 /** The conversation with the agent: messages as they stream, what it is doing, errors, and Send / Cancel. */
-export function ChatPanel({ status, messages, activity, error, lastTurn, onSend, onCancel }: ChatPanelProps): ReactNode {
+export function ChatPanel({ status, messages, activity, usage, error, lastTurn, onSend, onCancel }: ChatPanelProps): ReactNode {
   const [draft, setDraft] = useState("");
   const canSend = status === "idle" && draft.trim() !== "";
   // A turn is on while the agent works and while it waits for a tool's answer (the edit dialog, say).
@@ -30,6 +32,9 @@ export function ChatPanel({ status, messages, activity, error, lastTurn, onSend,
             {lastTurn === "completed" ? "last turn completed" : `last turn: ${lastTurn}`}
           </span>
         )}
+      </p>
+      <p className="usage-line" id="usage">
+        {usageText(usage)}
       </p>
       <ol id="messages" className="messages" aria-live="polite">
         {messages.map((message) => (
@@ -77,4 +82,16 @@ export function ChatPanel({ status, messages, activity, error, lastTurn, onSend,
       </ol>
     </section>
   );
+}
+
+/** "1,200 in (1,000 cached) · 25 out" from what the provider reported; "no tokens reported yet" before anything. */
+export function usageText(usage: TokenUsage): string {
+  const count = (value: number): string => value.toLocaleString("en-US");
+  const parts: string[] = [];
+  if (usage.inputTokens !== undefined) {
+    parts.push(`${count(usage.inputTokens)} in${usage.cachedInputTokens === undefined ? "" : ` (${count(usage.cachedInputTokens)} cached)`}`);
+  }
+  if (usage.outputTokens !== undefined) parts.push(`${count(usage.outputTokens)} out`);
+  if (parts.length === 0 && usage.totalTokens !== undefined) parts.push(`${count(usage.totalTokens)} in all`);
+  return parts.length === 0 ? "no tokens reported yet" : `Tokens: ${parts.join(" · ")}`;
 }

@@ -79,10 +79,13 @@ describe("an edit the agent proposes", () => {
     expect(screen.queryByRole("dialog")).toBeNull();
     expect(noteText()).toBe("Milk\nEggs\nCoffee");
 
+    expect(byId("usage").textContent).toBe("no tokens reported yet");
+    turn.usage({ inputTokens: 1_200, cachedInputTokens: 1_000, outputTokens: 25 });
     turn.delta("Added ");
     turn.delta("coffee.");
     turn.complete();
     await waitFor(() => expect(turnOutcome()).toBe("completed"));
+    expect(byId("usage").textContent).toBe("Tokens: 1,200 in (1,000 cached) · 25 out");
     const messages = [...byId("messages").querySelectorAll("li")].map((item) => [item.className, item.textContent]);
     expect(messages).toEqual([
       ["message user", "Add coffee to my groceries"],

@@ -32,7 +32,7 @@ export function NotesEditorApp({ initialNotes = STARTER_NOTES }: NotesEditorAppP
   const [lastTurn, setLastTurn] = useState<TurnOutcome | null>(null);
 
   // Disconnecting (or leaving the page) ends the session, which aborts any edit still waiting for the user.
-  const { session, status, messages, activity, error, send, cancel } = usePedelecSession({
+  const { session, status, messages, activity, usage, error, send, cancel } = usePedelecSession({
     provider,
     effortLevel: "medium",
     enabled: connected,
@@ -85,6 +85,7 @@ export function NotesEditorApp({ initialNotes = STARTER_NOTES }: NotesEditorAppP
           status={status}
           messages={messages}
           activity={activity}
+          usage={usage}
           error={error}
           lastTurn={lastTurn}
           onSend={(text) => {
