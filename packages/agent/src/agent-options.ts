@@ -1,9 +1,8 @@
 import { isAbsolute } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { DEFAULT_AGENT_MAX_TOOL_ROUNDS } from "@pedelec/protocol/agent-wire";
+import { DEFAULT_AGENT_MAX_TOOL_ROUNDS, OLLAMA_THINK_LEVELS, type OllamaThinkLevel } from "@pedelec/protocol/agent-wire";
 import { parseBaseUrl as parseEndpointBaseUrl } from "@pedelec/core/providers/ollama/ollama-endpoint";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { OLLAMA_THINK_LEVELS, type OllamaThinkLevel } from "@pedelec/protocol/agent-wire";
 
 export const AGENT_USAGE = `Usage:
   pedelec-agent run --workspace <absolute dir> --model <name> --base-url <url> [--conversation <id>]
