@@ -2,7 +2,7 @@ import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { assetPathProblem, type AssetEntry } from "@pedelec/protocol/assets";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
-import { assetsRoot, isReservedName } from "./asset-location.js";
+import { assetsRoot, existingAssetsRoot, isReservedName } from "./asset-location.js";
 
 /** The most entries listAssets answers with (the newest ones). */
 export const MAX_LISTED_ASSETS = 10_000;
@@ -19,7 +19,19 @@ interface Found extends AssetEntry {
  * could not address (see assetPathProblem) are left out too, so every listed path can be read.
  */
 export async function listAssetFiles(workspacePath: string): Promise<AssetEntry[]> {
-  const root = await assetsRoot(workspacePath, "ASSET_LIST_FAILED");
+  return walkAssets(await assetsRoot(workspacePath, "ASSET_LIST_FAILED"));
+}
+
+/**
+ * The same listing, of the assets folder as it is: none (or one that is not a real folder) lists nothing, and nothing
+ * is created or repaired.
+ */
+export async function listExistingAssetFiles(workspacePath: string): Promise<AssetEntry[]> {
+  const root = await existingAssetsRoot(workspacePath);
+  return root === null ? [] : walkAssets(root);
+}
+
+async function walkAssets(root: string): Promise<AssetEntry[]> {
   const found: Found[] = [];
   const folders: { absolute: string; assetPath: string }[] = [{ absolute: root, assetPath: "" }];
   let visited = 0;

@@ -42,6 +42,20 @@ export async function assetsRoot(workspacePath: string, failure: ErrorCode): Pro
   return current;
 }
 
+/**
+ * The real path of `<workspace>/.pedelec-runtime/assets` when both are real folders now, else null. Unlike
+ * assetsRoot it creates and repairs nothing: for a look at the folder that must leave the workspace as it is.
+ */
+export async function existingAssetsRoot(workspacePath: string): Promise<string | null> {
+  let current = workspacePath;
+  for (const name of [RUNTIME_DIR_NAME, "assets"]) {
+    current = join(current, name);
+    const stats = await lstat(current).catch(() => null);
+    if (stats === null || !stats.isDirectory()) return null;
+  }
+  return current;
+}
+
 /** The segments of an asset path that passed the shared path rule; anything else is ASSET_PATH_INVALID. */
 export function assetSegments(assetPath: string): string[] {
   const problem = assetPathProblem(assetPath);

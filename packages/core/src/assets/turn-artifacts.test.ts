@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAX_ARTIFACTS_PER_TURN } from "@pedelec/protocol/artifacts";
@@ -50,6 +50,18 @@ describe("turn artifacts", () => {
     await writeFile(join(assets, "note.txt"), "bbbb");
     expect((await artifactsSince(workspace, before)).artifacts.map((artifact) => artifact.path)).toEqual(["/note.txt"]);
     expect((await artifactsSince(workspace, await assetSnapshot(workspace))).artifacts).toEqual([]);
+  });
+
+  it("neither creates nor repairs Pedelec's folders in a workspace that lacks them", async () => {
+    const bare = await mkdtemp(join(tmpdir(), "pedelec-artifacts-bare-"));
+    try {
+      const before = await assetSnapshot(bare);
+      expect(before.size).toBe(0);
+      expect(await artifactsSince(bare, before)).toEqual({ artifacts: [], more: 0 });
+      expect(await readdir(bare)).toEqual([]);
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
   });
 
   it("reports at most MAX_ARTIFACTS_PER_TURN and counts the rest", async () => {
