@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { variantsOf } from "./opencode-model-variants.js";
+import { opencodeModelVariants, variantsOf } from "./opencode-model-variants.js";
 
-// The shape `opencode models standin --verbose` printed with opencode-ai 1.18.33 (trimmed to the fields read).
+// Written by hand in the shape `opencode models standin --verbose` printed with opencode-ai 1.18.33 here (each model's
+// name on a line, then its JSON up to a `}` line), trimmed to the fields read; not a recording.
 const REPORT = [
   "standin/other-model",
   "{",
@@ -35,5 +36,14 @@ describe("variantsOf", () => {
     expect(variantsOf("standin/standin-model\n{\n  not json\n}", "standin/standin-model")).toBeNull();
     expect(variantsOf("standin/standin-model\n{\n", "standin/standin-model")).toBeNull();
     expect(variantsOf("", "standin/standin-model")).toBeNull();
+  });
+});
+
+describe("opencodeModelVariants", () => {
+  it("never hands OpenCode a provider id that could read as an option, or none at all", async () => {
+    // /bin/false would fail with PROVIDER_FAILED if it were run: null shows nothing was.
+    for (const model of ["--help/x", "-v/x", "../x/y", "/x", "no-slash", "a b/x"]) {
+      await expect(opencodeModelVariants("/bin/false", model, {}, AbortSignal.timeout(5_000))).resolves.toBeNull();
+    }
   });
 });

@@ -2,6 +2,9 @@ import { dirname } from "node:path";
 import { PedelecError } from "@pedelec/protocol/pedelec-error";
 import { runCliSubcommand } from "../cli-subcommand.js";
 
+/** What an OpenCode provider id looks like (`anthropic`, `openrouter`, `my-proxy.v2`). */
+const PROVIDER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
 /** `opencode models <provider> --verbose` loads OpenCode's whole configuration: 3–4 s here, so it gets 20 on a busy machine. */
 const MODELS_REPORT_TIMEOUT_MS = 20_000;
 
@@ -17,11 +20,13 @@ export async function opencodeModelVariants(
   signal: AbortSignal,
 ): Promise<string[] | null> {
   const slash = model.indexOf("/");
-  if (slash <= 0) return null;
+  const provider = model.slice(0, Math.max(slash, 0));
+  // The page names the model: a provider id that could read as an option (`--help/x`) never reaches OpenCode's argv.
+  if (!PROVIDER_ID.test(provider)) return null;
   // Outside any project, as a sandbox turn reads no project configuration.
   const run = await runCliSubcommand(
     executablePath,
-    ["models", model.slice(0, slash), "--verbose"],
+    ["models", provider, "--verbose"],
     dirname(executablePath),
     signal,
     env,
